@@ -1,0 +1,208 @@
+#include "interpreter.hpp"
+
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <utility>
+
+#include <pybind11_json/pybind11_json.hpp>
+#include <xeus/xinput.hpp>
+
+#include "sigint_window.hpp"
+
+namespace py = pybind11;
+
+namespace xflydsl
+{
+namespace
+{
+
+nl::json error_reply(const std::string& ename, const std::string& evalue)
+{
+    return nl::json{{"status", "error"},
+                    {"ename", ename},
+                    {"evalue", evalue},
+                    {"traceback", nl::json::array({ename + ": " + evalue})}};
+}
+
+// Keeps SIGINT blocked on this thread while it waits inside xeus for stdin:
+// EINTR there would make xeus throw mid-protocol. A pending interrupt is
+// delivered to Python when the window reopens.
+class sigint_blocked
+{
+public:
+    sigint_blocked()
+    {
+        sigset_t set;
+        sigemptyset(&set);
+        sigaddset(&set, SIGINT);
+        pthread_sigmask(SIG_BLOCK, &set, &m_previous);
+    }
+    ~sigint_blocked() { pthread_sigmask(SIG_SETMASK, &m_previous, nullptr); }
+
+private:
+    sigset_t m_previous;
+};
+
+}  // namespace
+
+interpreter::interpreter(ipython_history& history)
+    : m_history(history)
+{
+}
+
+interpreter::~interpreter() = default;
+
+interpreter& interpreter::current()
+{
+    return static_cast<interpreter&>(xeus::get_interpreter());
+}
+
+void interpreter::configure_impl()
+{
+    m_output = std::make_unique<output_channel>(
+        m_gate, [this](const std::string& name, const std::string& text) { publish_stream(name, text); });
+    m_comms = std::make_unique<comm_bridge>(comm_manager(), m_gate);
+
+    py::module_ native = py::module_::import("_xflydsl_kernel");
+    m_facade = py::module_::import("xflydsl_shell.kernel").attr("KernelFacade")(native);
+    m_history.attach(m_facade);
+}
+
+nl::json interpreter::call_facade(const char* method, const py::tuple& args)
+{
+    try
+    {
+        return m_facade.attr(method)(*args);
+    }
+    catch (py::error_already_set& error)
+    {
+        return error_reply(py::str(error.type().attr("__name__")), py::str(error.value()));
+    }
+}
+
+nl::json interpreter::execute_request_impl(int execution_counter,
+                                           const std::string& code,
+                                           bool silent,
+                                           bool store_history,
+                                           nl::json user_expressions,
+                                           bool allow_stdin)
+{
+    py::gil_scoped_acquire gil;
+    if (!m_fds_captured)
+    {
+        // Not earlier: xeus's start-up banner and a failing start must reach
+        // the terminal, not the first cell.
+        m_output->capture_fd(STDOUT_FILENO, "stdout");
+        m_output->capture_fd(STDERR_FILENO, "stderr");
+        m_fds_captured = true;
+    }
+    m_gate.open();
+    nl::json reply;
+    {
+        sigint_window interruptible;
+        try
+        {
+            m_facade.attr("run_before_cell_hooks")(code);
+            reply = m_facade.attr("execute")(
+                code, execution_counter, silent, store_history, pyjson::from_json(user_expressions), allow_stdin);
+        }
+        catch (py::error_already_set& error)
+        {
+            // Raised outside the user's code (e.g. an interrupt between two
+            // statements of the shell), so IPython did not report it.
+            reply = error_reply(py::str(error.type().attr("__name__")), py::str(error.value()));
+            publish_error(reply["ename"], reply["evalue"], reply["traceback"]);
+        }
+        const bool succeeded = reply.value("status", "error") == "ok";
+        call_facade("run_after_cell_hooks", py::make_tuple(code, succeeded));
+    }
+    m_output->flush();
+    m_gate.close();
+    return reply;
+}
+
+nl::json interpreter::complete_request_impl(const std::string& code, int cursor_pos)
+{
+    py::gil_scoped_acquire gil;
+    return call_facade("complete", py::make_tuple(code, cursor_pos));
+}
+
+nl::json interpreter::inspect_request_impl(const std::string& code, int cursor_pos, int detail_level)
+{
+    py::gil_scoped_acquire gil;
+    return call_facade("inspect", py::make_tuple(code, cursor_pos, detail_level));
+}
+
+nl::json interpreter::is_complete_request_impl(const std::string& code)
+{
+    py::gil_scoped_acquire gil;
+    return call_facade("is_complete", py::make_tuple(code));
+}
+
+nl::json interpreter::kernel_info_request_impl()
+{
+    py::gil_scoped_acquire gil;
+    return call_facade("kernel_info", py::make_tuple());
+}
+
+void interpreter::shutdown_request_impl()
+{
+    // On the control thread; xeus ends the process with std::exit right
+    // after, so Python is never finalized: run the user's atexit handlers.
+    py::gil_scoped_acquire gil;
+    m_gate.open();
+    call_facade("shutdown", py::make_tuple());
+    m_output->flush();
+    m_gate.close();
+}
+
+void interpreter::publish_display(nl::json data, nl::json metadata, nl::json transient, bool update)
+{
+    m_output->flush();
+    m_gate.run_or_defer(
+        [this, data = std::move(data), metadata = std::move(metadata), transient = std::move(transient), update]
+        {
+            if (update)
+            {
+                update_display_data(data, metadata, transient);
+            }
+            else
+            {
+                display_data(data, metadata, transient);
+            }
+        });
+}
+
+void interpreter::publish_result(int execution_count, nl::json data, nl::json metadata)
+{
+    m_output->flush();
+    m_gate.run_or_defer([this, execution_count, data = std::move(data), metadata = std::move(metadata)]
+                        { publish_execution_result(execution_count, data, metadata); });
+}
+
+void interpreter::publish_error(const std::string& ename,
+                                const std::string& evalue,
+                                const std::vector<std::string>& traceback)
+{
+    m_output->flush();
+    m_gate.run_or_defer([this, ename, evalue, traceback]
+                        { publish_execution_error(ename, evalue, traceback); });
+}
+
+void interpreter::publish_clear_output(bool wait)
+{
+    m_output->flush();
+    m_gate.run_or_defer([this, wait] { clear_output(wait); });
+}
+
+std::string interpreter::read_stdin(const std::string& prompt, bool password)
+{
+    m_output->flush();
+    sigint_blocked blocked;
+    py::gil_scoped_release no_gil;
+    return xeus::blocking_input_request(prompt, password);
+}
+
+}  // namespace xflydsl
