@@ -162,8 +162,12 @@ class KernelFacade:
         return _history_reply(entries)
 
     def history_range(self, session, start, stop, raw, output):
-        entries = self.shell.history_manager.get_range(session, start, stop, raw=raw, output=output)
-        return _history_reply(entries)
+        manager = self.shell.history_manager
+        entries = manager.get_range(session, start, stop, raw=raw, output=output)
+        # IPython numbers the current session 0 here but not in get_tail;
+        # clients get the real number everywhere.
+        current = manager.session_number
+        return _history_reply((s or current, line, text) for s, line, text in entries)
 
     def history_search(self, pattern, raw, output, n, unique):
         entries = self.shell.history_manager.search(pattern, raw=raw, output=output, n=n, unique=unique)
