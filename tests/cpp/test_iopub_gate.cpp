@@ -21,14 +21,17 @@ TEST(IopubGate, OtherThreadsWaitForARequest)
     iopub_gate gate;
     std::vector<int> order;
     bool allowed = true;
-    std::thread([&] {
-        allowed = gate.run_if_allowed([&] { order.push_back(0); });
-        gate.run_or_defer([&] { order.push_back(1); });
-    }).join();
+    std::thread(
+        [&]
+        {
+            allowed = gate.run_if_allowed([&] { order.push_back(0); });
+            gate.run_or_defer([&] { order.push_back(1); });
+        })
+        .join();
     EXPECT_FALSE(allowed);
     EXPECT_TRUE(order.empty());
 
-    gate.open();  // the deferred action runs as the request starts
+    gate.open(); // the deferred action runs as the request starts
     EXPECT_EQ(order, std::vector<int>{1});
 
     std::thread([&] { allowed = gate.run_if_allowed([&] { order.push_back(2); }); }).join();

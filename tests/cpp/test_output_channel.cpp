@@ -49,7 +49,7 @@ struct recorder
     }
 };
 
-}  // namespace
+} // namespace
 
 TEST(OutputChannel, BuffersWritesUntilFlushed)
 {
@@ -62,7 +62,7 @@ TEST(OutputChannel, BuffersWritesUntilFlushed)
     }
     EXPECT_TRUE(published.messages.empty());
     channel.flush();
-    ASSERT_EQ(published.messages.size(), 1u);  // one message, not a hundred
+    ASSERT_EQ(published.messages.size(), 1u); // one message, not a hundred
     EXPECT_EQ(published.messages[0].second.substr(0, 4), "0\n1\n");
 }
 
@@ -99,7 +99,7 @@ TEST(OutputChannel, CapturesAFileDescriptorWithSplitCharacters)
         const std::string euro = "\xE2\x82\xAC";
         ASSERT_EQ(::write(fd, "price: \xE2\x82", 9), 9);
         channel.flush();
-        EXPECT_EQ(published.text_of("stdout"), "price: ");  // half a character waits
+        EXPECT_EQ(published.text_of("stdout"), "price: "); // half a character waits
         ASSERT_EQ(::write(fd, "\xAC\n", 2), 2);
         channel.flush();
         EXPECT_EQ(published.text_of("stdout"), "price: " + euro + "\n");

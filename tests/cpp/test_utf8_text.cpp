@@ -13,11 +13,11 @@ TEST(Utf8Text, AsciiIsComplete)
 
 TEST(Utf8Text, KeepsACharacterSplitAcrossReads)
 {
-    const std::string euro = "\xE2\x82\xAC";  // U+20AC, three bytes
+    const std::string euro = "\xE2\x82\xAC"; // U+20AC, three bytes
     EXPECT_EQ(complete_utf8_prefix("ab" + euro.substr(0, 1)), 2u);
     EXPECT_EQ(complete_utf8_prefix("ab" + euro.substr(0, 2)), 2u);
     EXPECT_EQ(complete_utf8_prefix("ab" + euro), 5u);
-    const std::string emoji = "\xF0\x9F\x98\x80";  // U+1F600, four bytes
+    const std::string emoji = "\xF0\x9F\x98\x80"; // U+1F600, four bytes
     EXPECT_EQ(complete_utf8_prefix(emoji.substr(0, 3)), 0u);
     EXPECT_EQ(complete_utf8_prefix(emoji), 4u);
 }
@@ -31,7 +31,9 @@ TEST(Utf8Text, ValidTextIsUnchanged)
 TEST(Utf8Text, InvalidBytesBecomeReplacementCharacters)
 {
     const std::string replacement = "\xEF\xBF\xBD";
-    EXPECT_EQ(sanitize_utf8("a\xFF" "b"), "a" + replacement + "b");
+    EXPECT_EQ(sanitize_utf8("a\xFF"
+                            "b"),
+              "a" + replacement + "b");
     // A lone continuation byte, an overlong '/', and a UTF-16 surrogate.
     EXPECT_EQ(sanitize_utf8("\x80"), replacement);
     EXPECT_EQ(sanitize_utf8("\xC0\xAF"), replacement + replacement);

@@ -46,7 +46,7 @@ xeus::xcomm::handler_type python_handler(py::object callback)
     };
 }
 
-}  // namespace
+} // namespace
 
 py::dict message_to_python(const xeus::xmessage& message)
 {
@@ -64,11 +64,7 @@ py::dict message_to_python(const xeus::xmessage& message)
     return result;
 }
 
-native_comm::native_comm(xeus::xcomm comm, iopub_gate& gate)
-    : m_comm(std::move(comm))
-    , m_gate(gate)
-{
-}
+native_comm::native_comm(xeus::xcomm comm, iopub_gate& gate) : m_comm(std::move(comm)), m_gate(gate) {}
 
 void native_comm::open(const py::object& data, const py::object& metadata, const py::list& buffers)
 {
@@ -106,11 +102,7 @@ std::string native_comm::id() const
     return m_comm.id().c_str();
 }
 
-comm_bridge::comm_bridge(xeus::xcomm_manager& manager, iopub_gate& gate)
-    : m_manager(manager)
-    , m_gate(gate)
-{
-}
+comm_bridge::comm_bridge(xeus::xcomm_manager& manager, iopub_gate& gate) : m_manager(manager), m_gate(gate) {}
 
 xeus::xtarget& comm_bridge::target(const std::string& target_name)
 {
@@ -124,8 +116,7 @@ xeus::xtarget& comm_bridge::target(const std::string& target_name)
     return *m_manager.target(target_name);
 }
 
-std::unique_ptr<native_comm> comm_bridge::make_comm(const std::string& target_name,
-                                                    const std::string& id)
+std::unique_ptr<native_comm> comm_bridge::make_comm(const std::string& target_name, const std::string& id)
 {
     return std::make_unique<native_comm>(xeus::xcomm(&target(target_name), xeus::xguid(id.c_str())), m_gate);
 }
@@ -159,4 +150,4 @@ void comm_bridge::unregister_target(const std::string& target_name)
     m_manager.unregister_comm_target(target_name);
 }
 
-}  // namespace xflydsl
+} // namespace xflydsl

@@ -60,4 +60,4 @@ private:
 // The message a comm handler receives, as ipykernel would hand it over.
 pybind11::dict message_to_python(const xeus::xmessage& message);
 
-}  // namespace xflydsl
+} // namespace xflydsl

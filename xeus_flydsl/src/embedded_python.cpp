@@ -11,12 +11,12 @@ void check(PyStatus status)
 {
     if (PyStatus_Exception(status))
     {
-        throw std::runtime_error(std::string("cannot configure Python: ")
-                                 + (status.err_msg ? status.err_msg : "unknown error"));
+        throw std::runtime_error(std::string("cannot configure Python: ") +
+                                 (status.err_msg ? status.err_msg : "unknown error"));
     }
 }
 
-}  // namespace
+} // namespace
 
 std::unique_ptr<pybind11::scoped_interpreter> start_python(const std::string& python_executable,
                                                            const std::string& argv0)
@@ -33,4 +33,4 @@ std::unique_ptr<pybind11::scoped_interpreter> start_python(const std::string& py
     return std::make_unique<pybind11::scoped_interpreter>(&config, 1, argv, false);
 }
 
-}  // namespace xflydsl
+} // namespace xflydsl

@@ -17,4 +17,4 @@ namespace xflydsl
 std::unique_ptr<pybind11::scoped_interpreter> start_python(const std::string& python_executable,
                                                            const std::string& argv0);
 
-}  // namespace xflydsl
+} // namespace xflydsl

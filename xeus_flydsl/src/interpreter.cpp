@@ -45,12 +45,9 @@ private:
     sigset_t m_previous;
 };
 
-}  // namespace
+} // namespace
 
-interpreter::interpreter(ipython_history& history)
-    : m_history(history)
-{
-}
+interpreter::interpreter(ipython_history& history) : m_history(history) {}
 
 interpreter::~interpreter() = default;
 
@@ -105,8 +102,12 @@ nl::json interpreter::execute_request_impl(int execution_counter,
         try
         {
             m_facade.attr("run_before_cell_hooks")(code);
-            reply = m_facade.attr("execute")(
-                code, execution_counter, silent, store_history, pyjson::from_json(user_expressions), allow_stdin);
+            reply = m_facade.attr("execute")(code,
+                                             execution_counter,
+                                             silent,
+                                             store_history,
+                                             pyjson::from_json(user_expressions),
+                                             allow_stdin);
         }
         catch (py::error_already_set& error)
         {
@@ -162,7 +163,11 @@ void interpreter::publish_display(nl::json data, nl::json metadata, nl::json tra
 {
     m_output->flush();
     m_gate.run_or_defer(
-        [this, data = std::move(data), metadata = std::move(metadata), transient = std::move(transient), update]
+        [this,
+         data = std::move(data),
+         metadata = std::move(metadata),
+         transient = std::move(transient),
+         update]
         {
             if (update)
             {
@@ -205,4 +210,4 @@ std::string interpreter::read_stdin(const std::string& prompt, bool password)
     return xeus::blocking_input_request(prompt, password);
 }
 
-}  // namespace xflydsl
+} // namespace xflydsl

@@ -35,7 +35,9 @@ public:
     // written before them is flushed first so the client sees it in order.
     void publish_display(nl::json data, nl::json metadata, nl::json transient, bool update);
     void publish_result(int execution_count, nl::json data, nl::json metadata);
-    void publish_error(const std::string& ename, const std::string& evalue, const std::vector<std::string>& traceback);
+    void publish_error(const std::string& ename,
+                       const std::string& evalue,
+                       const std::vector<std::string>& traceback);
     void publish_clear_output(bool wait);
 
     // Asks the client for a line on stdin; releases the GIL while waiting.
@@ -66,4 +68,4 @@ private:
     pybind11::object m_facade;
 };
 
-}  // namespace xflydsl
+} // namespace xflydsl

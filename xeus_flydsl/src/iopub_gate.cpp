@@ -5,10 +5,7 @@
 namespace xflydsl
 {
 
-iopub_gate::iopub_gate(std::thread::id owner)
-    : m_owner(owner)
-{
-}
+iopub_gate::iopub_gate(std::thread::id owner) : m_owner(owner) {}
 
 void iopub_gate::open()
 {
@@ -57,4 +54,4 @@ void iopub_gate::run_or_defer(action publish)
     }
 }
 
-}  // namespace xflydsl
+} // namespace xflydsl

@@ -41,4 +41,4 @@ private:
     std::vector<action> m_deferred;
 };
 
-}  // namespace xflydsl
+} // namespace xflydsl

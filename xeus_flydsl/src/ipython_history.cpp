@@ -12,9 +12,7 @@ void ipython_history::attach(py::object facade)
     m_facade = std::move(facade);
 }
 
-void ipython_history::configure_impl()
-{
-}
+void ipython_history::configure_impl() {}
 
 void ipython_history::store_inputs_impl(int, int, const std::string&, const std::string&)
 {
@@ -29,7 +27,10 @@ nl::json ipython_history::ask(const char* method, const py::tuple& args) const
     }
     catch (py::error_already_set& error)
     {
-        return nl::json{{"status", "error"}, {"ename", "HistoryError"}, {"evalue", error.what()}, {"history", nl::json::array()}};
+        return nl::json{{"status", "error"},
+                        {"ename", "HistoryError"},
+                        {"evalue", error.what()},
+                        {"history", nl::json::array()}};
     }
 }
 
@@ -45,10 +46,11 @@ nl::json ipython_history::get_range_impl(int session, int start, int stop, bool 
     return ask("history_range", py::make_tuple(session, start, stop, raw, output));
 }
 
-nl::json ipython_history::search_impl(const std::string& pattern, bool raw, bool output, int n, bool unique) const
+nl::json
+ipython_history::search_impl(const std::string& pattern, bool raw, bool output, int n, bool unique) const
 {
     py::gil_scoped_acquire gil;
     return ask("history_search", py::make_tuple(pattern, raw, output, n, unique));
 }
 
-}  // namespace xflydsl
+} // namespace xflydsl

@@ -37,7 +37,7 @@ std::string connection_file(int argc, char* argv[])
     return {};
 }
 
-}  // namespace
+} // namespace
 
 int main(int argc, char* argv[])
 {
@@ -66,6 +66,9 @@ int main(int argc, char* argv[])
                              xeus::make_xserver_shell_main,
                              std::move(history));
 
+        // xeus announces itself on std::clog, which reaches the user's
+        // terminal under `jupyter console`; it logs nothing else there.
+        std::clog.rdbuf(nullptr);
         // The shell thread serves requests; each one takes the GIL it needs.
         pybind11::gil_scoped_release release;
         kernel.start();

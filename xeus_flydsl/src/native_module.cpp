@@ -12,15 +12,22 @@ PYBIND11_EMBEDDED_MODULE(_xflydsl_kernel, m)
 {
     m.doc() = "Publishing, stdin and comms of the running xflydsl kernel.";
 
-    m.def("stream_write",
-          [](const std::string& name, const std::string& text) { interpreter::current().output().write(name, text); },
-          py::arg("name"), py::arg("text"));
+    m.def(
+        "stream_write",
+        [](const std::string& name, const std::string& text)
+        { interpreter::current().output().write(name, text); },
+        py::arg("name"),
+        py::arg("text"));
     m.def("stream_flush", [] { interpreter::current().output().flush(); });
 
-    m.def("display_data",
-          [](const py::object& data, const py::object& metadata, const py::object& transient, bool update)
-          { interpreter::current().publish_display(data, metadata, transient, update); },
-          py::arg("data"), py::arg("metadata"), py::arg("transient"), py::arg("update"));
+    m.def(
+        "display_data",
+        [](const py::object& data, const py::object& metadata, const py::object& transient, bool update)
+        { interpreter::current().publish_display(data, metadata, transient, update); },
+        py::arg("data"),
+        py::arg("metadata"),
+        py::arg("transient"),
+        py::arg("update"));
     m.def("publish_execution_result",
           [](int execution_count, const py::object& data, const py::object& metadata)
           {
@@ -30,12 +37,17 @@ PYBIND11_EMBEDDED_MODULE(_xflydsl_kernel, m)
     m.def("publish_execution_error",
           [](const std::string& ename, const std::string& evalue, const std::vector<std::string>& traceback)
           { interpreter::current().publish_error(ename, evalue, traceback); });
-    m.def("clear_output", [](bool wait) { interpreter::current().publish_clear_output(wait); },
-          py::arg("wait") = false);
+    m.def(
+        "clear_output",
+        [](bool wait) { interpreter::current().publish_clear_output(wait); },
+        py::arg("wait") = false);
 
-    m.def("input_request",
-          [](const std::string& prompt, bool password) { return interpreter::current().read_stdin(prompt, password); },
-          py::arg("prompt"), py::arg("password"));
+    m.def(
+        "input_request",
+        [](const std::string& prompt, bool password)
+        { return interpreter::current().read_stdin(prompt, password); },
+        py::arg("prompt"),
+        py::arg("password"));
 
     py::class_<xflydsl::native_comm>(m, "NativeComm")
         .def("open", &xflydsl::native_comm::open)
@@ -44,13 +56,16 @@ PYBIND11_EMBEDDED_MODULE(_xflydsl_kernel, m)
         .def("on_message", &xflydsl::native_comm::on_message)
         .def("on_close", &xflydsl::native_comm::on_close)
         .def_property_readonly("comm_id", &xflydsl::native_comm::id);
-    m.def("Comm",
-          [](const std::string& target_name, const std::string& comm_id)
-          { return interpreter::current().comms().make_comm(target_name, comm_id); },
-          py::arg("target_name"), py::arg("comm_id"));
+    m.def(
+        "Comm",
+        [](const std::string& target_name, const std::string& comm_id)
+        { return interpreter::current().comms().make_comm(target_name, comm_id); },
+        py::arg("target_name"),
+        py::arg("comm_id"));
     m.def("register_comm_target",
           [](const std::string& target_name, py::object on_open)
           { interpreter::current().comms().register_target(target_name, std::move(on_open)); });
     m.def("unregister_comm_target",
-          [](const std::string& target_name) { interpreter::current().comms().unregister_target(target_name); });
+          [](const std::string& target_name)
+          { interpreter::current().comms().unregister_target(target_name); });
 }

@@ -24,23 +24,19 @@ std::system_error os_error(const char* what)
 
 void set_flags(int fd, int status_flags)
 {
-    if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | status_flags) == -1
-        || fcntl(fd, F_SETFD, FD_CLOEXEC) == -1)
+    if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | status_flags) == -1 || fcntl(fd, F_SETFD, FD_CLOEXEC) == -1)
     {
         throw os_error("fcntl");
     }
 }
 
-}  // namespace
+} // namespace
 
 output_channel::output_channel(iopub_gate& gate,
                                publisher publish,
                                std::chrono::milliseconds interval,
                                std::size_t max_buffered)
-    : m_gate(gate)
-    , m_publish(std::move(publish))
-    , m_interval(interval)
-    , m_max_buffered(max_buffered)
+    : m_gate(gate), m_publish(std::move(publish)), m_interval(interval), m_max_buffered(max_buffered)
 {
     if (pipe(m_wake_pipe) == -1)
     {
@@ -126,7 +122,7 @@ void output_channel::write(const std::string& name, std::string_view text)
 
 void output_channel::flush()
 {
-    std::fflush(nullptr);  // C stdio buffers fully when fd 1 is a pipe
+    std::fflush(nullptr); // C stdio buffers fully when fd 1 is a pipe
     std::lock_guard<std::mutex> lock(m_flush_mutex);
     drain_pipes();
     publish_buffers();
@@ -173,8 +169,7 @@ void output_channel::drain_pipes()
         std::string bytes = std::move(c.pending);
         c.pending.clear();
         ssize_t n;
-        while ((n = ::read(c.read_end, chunk, sizeof chunk)) > 0
-               || (n == -1 && errno == EINTR))
+        while ((n = ::read(c.read_end, chunk, sizeof chunk)) > 0 || (n == -1 && errno == EINTR))
         {
             if (n > 0)
             {
@@ -234,4 +229,4 @@ void output_channel::publish_buffers()
     }
 }
 
-}  // namespace xflydsl
+} // namespace xflydsl

@@ -58,7 +58,7 @@ private:
         int saved_fd;
         int read_end;
         std::string name;
-        std::string pending;  // bytes of an unfinished UTF-8 character
+        std::string pending; // bytes of an unfinished UTF-8 character
     };
 
     void pump();
@@ -70,16 +70,16 @@ private:
     std::chrono::milliseconds m_interval;
     std::size_t m_max_buffered;
 
-    std::mutex m_flush_mutex;   // one flush at a time keeps chunks in order
-    std::mutex m_buffer_mutex;  // guards m_buffers and m_order
+    std::mutex m_flush_mutex;  // one flush at a time keeps chunks in order
+    std::mutex m_buffer_mutex; // guards m_buffers and m_order
     std::map<std::string, std::string> m_buffers;
-    std::vector<std::string> m_order;  // streams in first-write order
+    std::vector<std::string> m_order; // streams in first-write order
 
-    std::mutex m_capture_mutex;  // guards m_captures (reads and setup)
+    std::mutex m_capture_mutex; // guards m_captures (reads and setup)
     std::vector<capture> m_captures;
     int m_wake_pipe[2] = {-1, -1};
     std::atomic<bool> m_stopping{false};
     std::thread m_pump;
 };
 
-}  // namespace xflydsl
+} // namespace xflydsl

@@ -18,7 +18,7 @@ sigset_t sigint_set()
     return set;
 }
 
-}  // namespace
+} // namespace
 
 void block_sigint()
 {
@@ -58,4 +58,4 @@ sigint_window::~sigint_window()
     }
 }
 
-}  // namespace xflydsl
+} // namespace xflydsl

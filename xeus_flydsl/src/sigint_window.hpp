@@ -30,4 +30,4 @@ public:
 // Discards a SIGINT pending while blocked; true when one was pending.
 bool drop_pending_sigint();
 
-}  // namespace xflydsl
+} // namespace xflydsl

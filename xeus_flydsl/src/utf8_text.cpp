@@ -75,7 +75,7 @@ std::size_t valid_sequence_at(std::string_view bytes, std::size_t pos)
     return length;
 }
 
-}  // namespace
+} // namespace
 
 std::size_t complete_utf8_prefix(std::string_view bytes)
 {
@@ -118,4 +118,4 @@ std::string sanitize_utf8(std::string_view bytes)
     return text;
 }
 
-}  // namespace xflydsl
+} // namespace xflydsl

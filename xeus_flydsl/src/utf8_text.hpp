@@ -18,4 +18,4 @@ std::size_t complete_utf8_prefix(std::string_view bytes);
 // `bytes` with every invalid sequence replaced by U+FFFD.
 std::string sanitize_utf8(std::string_view bytes);
 
-}  // namespace xflydsl
+} // namespace xflydsl

@@ -28,6 +28,11 @@ class FlyShell(XPythonShell):
         self.config.HistoryManager.hist_file = ":memory:"
         super().init_history()
 
+    def ask_exit(self):
+        """``exit`` / ``quit``: ask the client to close, as ipykernel does."""
+        self.exit_now = True
+        self.payload_manager.write_payload({"source": "ask_exit", "keepkernel": False})
+
     def take_last_error(self):
         """The ``[ename, evalue, traceback]`` of the cell that just ran, once."""
         error = getattr(self, "last_error", None)

@@ -1,0 +1,20 @@
+# Thin front door; the scripts do the work.
+.PHONY: setup build main test bench format
+
+setup:
+	@scripts/setup.sh
+
+build: setup
+	@scripts/build.sh
+
+main: build
+	@scripts/run_main.sh
+
+test: build
+	@scripts/run_tests.sh
+
+bench: build
+	@.venv/bin/python tests/bench/bench_kernel_roundtrip.py
+
+format:
+	@clang-format-19 -i $$(git ls-files '*.cpp' '*.hpp')

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Sets up a fresh machine for xeus-flydsl, and does nothing (quietly) when it
+# is set up already: Debian packages for the C/C++ side, then the project's
+# virtual environment (.venv) with the pinned PyPI packages of requirements.txt.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+DEBIAN_PACKAGES=(
+    # the kernel: xeus 2.4.1 and what it is built with
+    xeus-dev xtl-dev libzmq3-dev cppzmq-dev nlohmann-json3-dev uuid-dev libssl-dev
+    pybind11-json-dev libgtest-dev
+    # the runtime's compiler, and dependency pictures
+    llvm-19-dev lld-19 graphviz
+    # tests (jupyter console in a real terminal) and style
+    tmux clang-format-19
+)
+
+missing=()
+for package in "${DEBIAN_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" \
+        || missing+=("$package")
+done
+if ((${#missing[@]})); then
+    echo "setup: installing Debian packages: ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# The kernel embeds this environment's interpreter, so its base Python must
+# come with a shared libpython.
+if [[ ! -x .venv/bin/python ]]; then
+    base=${XFLYDSL_BASE_PYTHON:-python3.11}
+    shared=$("$base" -c 'import sysconfig; print(sysconfig.get_config_var("Py_ENABLE_SHARED"))')
+    if [[ "$shared" != 1 ]]; then
+        echo "setup: $base has no shared libpython; set XFLYDSL_BASE_PYTHON to one that does" >&2
+        exit 1
+    fi
+    echo "setup: creating .venv from $("$base" -c 'import sys; print(sys.executable)')"
+    "$base" -m venv .venv
+fi
+
+# Reinstall only when the pins changed since the last successful install.
+stamp=.venv/.requirements.installed
+if ! cmp -s requirements.txt "$stamp"; then
+    echo "setup: installing Python packages from requirements.txt"
+    .venv/bin/python -m pip install -q --disable-pip-version-check -r requirements.txt
+    cp requirements.txt "$stamp"
+fi
