@@ -1,0 +1,68 @@
+// Builds a function's IR op by op, as the Python tracer runs the kernel.
+//
+// Structured ops are built in steps: create the op (its regions exist),
+// enter a region, emit into it, terminate it, leave; results are added when
+// the op is finished, once the traced branches agreed on their types.
+#pragma once
+
+#include <vector>
+
+#include "flyrt/ir.hpp"
+
+namespace flyrt::ir
+{
+
+class function_builder
+{
+public:
+    // Creates the function in `m` with parameters of `parameter_types`.
+    function_builder(module& m,
+                     std::string name,
+                     function_kind kind,
+                     const std::vector<type>& parameter_types,
+                     const std::vector<std::string>& parameter_names,
+                     location loc);
+
+    function& fn() { return *m_fn; }
+    const std::vector<value_id>& parameters() const { return m_fn->parameters; }
+    const type& type_of(value_id id) const { return m_fn->type_of(id); }
+
+    value_id constant_int(const type& t, std::int64_t value, int line);
+    value_id constant_float(const type& t, double value, int line);
+    value_id special(special_register which, int dim, int line);
+    value_id unary(arith kind, value_id x, int line);
+    value_id binary(arith kind, value_id a, value_id b, int line);
+    value_id compare(predicate p, value_id a, value_id b, int line);
+    value_id select(value_id cond, value_id if_true, value_id if_false, int line);
+    value_id fma(value_id a, value_id b, value_id c, int line);
+    value_id cast(value_id x, const type& to, int line);
+    value_id bitcast(value_id x, const type& to, int line);
+    value_id load(value_id ptr, value_id offset, int line);
+    void store(value_id ptr, value_id offset, value_id value, int line);
+    void launch(const std::string& kernel, const std::vector<value_id>& geometry, const std::vector<value_id>& args, int line);
+
+    // Structured control flow; ops are referred to by the handle returned.
+    using op_handle = op*;
+    op_handle begin_if(value_id cond, int line);
+    op_handle begin_for(value_id lower, value_id upper, value_id step, const std::vector<value_id>& inits, int line);
+    op_handle begin_while(const std::vector<value_id>& inits, int line);
+    const std::vector<value_id>& region_arguments(op_handle o, int region_index) const;
+    void enter(op_handle o, int region_index);
+    void leave();
+    void yield(const std::vector<value_id>& values, int line);
+    void condition(value_id cond, const std::vector<value_id>& values, int line);
+    // Adds the op's results, typed like the values its first region yields.
+    std::vector<value_id> finish(op_handle o);
+
+    // Depth of open regions (0: the function body).
+    std::size_t depth() const { return m_insertion.size() - 1; }
+
+private:
+    op& append(opcode code, std::vector<value_id> operands, int line);
+    value_id result(op& o, const type& t);
+
+    function* m_fn;
+    std::vector<region*> m_insertion;
+};
+
+}  // namespace flyrt::ir

@@ -1,0 +1,204 @@
+// flyrt's IR: a small, backend-neutral SSA IR with structured control flow.
+//
+// A module holds functions; a function owns its values and a body region;
+// a region is a list of ops with block arguments; `if`, `for` and `while`
+// ops own regions and end them with `yield` / `condition`, as in MLIR's scf
+// dialect. Kernels are written per thread: launch geometry (thread and block
+// indices), address spaces and launches are IR concepts, so each backend
+// decides how threads map to hardware (the CPU backend runs them as loops).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace flyrt::ir
+{
+
+enum class scalar : std::uint8_t
+{
+    i1,
+    i8,
+    i16,
+    i32,
+    i64,
+    u8,
+    u16,
+    u32,
+    u64,
+    f16,
+    bf16,
+    f32,
+    f64,
+    ptr,
+};
+
+enum class address_space : std::uint8_t
+{
+    global = 0,
+    shared = 3,
+};
+
+struct type
+{
+    scalar kind = scalar::i32;
+    scalar pointee = scalar::i8;  // element type, for kind == ptr
+    address_space space = address_space::global;
+
+    bool operator==(const type& other) const
+    {
+        return kind == other.kind && (kind != scalar::ptr || (pointee == other.pointee && space == other.space));
+    }
+    bool operator!=(const type& other) const { return !(*this == other); }
+};
+
+bool is_integer(scalar kind);
+bool is_unsigned(scalar kind);
+bool is_float(scalar kind);
+int bit_width(scalar kind);
+std::string to_string(scalar kind);
+std::string to_string(const type& t);
+
+// Where an op came from in the user's Python source.
+struct location
+{
+    std::string file;
+    int line = 0;
+};
+
+enum class opcode : std::uint8_t
+{
+    constant,     // int_value or float_value
+    special,      // attr: special_register; int_value: dimension (0..2)
+    unary,        // attr: arith
+    binary,       // attr: arith
+    compare,      // attr: predicate
+    select,       // cond, if_true, if_false
+    fma,          // a * b + c
+    cast,         // value conversion to the result type
+    bitcast,      // same width reinterpretation
+    load,         // ptr, offset (elements) -> value
+    store,        // ptr, offset, value
+    if_,          // cond; regions: then, else
+    for_,         // lower, upper, step, inits...; region: body(iv, iters...)
+    while_,       // inits...; regions: before(iters...), after(iters...)
+    yield,        // values flowing out of a region
+    condition,    // cond, values...: ends a while's `before` region
+    launch,       // attr: callee; grid xyz, block xyz, smem, args...
+    ret,
+};
+
+enum class arith : std::uint8_t
+{
+    // binary
+    add,
+    sub,
+    mul,
+    div,  // integers truncate towards zero (C), floats IEEE
+    rem,  // sign of the dividend (C fmod for floats)
+    bit_and,
+    bit_or,
+    bit_xor,
+    shl,
+    shr,  // arithmetic for signed, logical for unsigned
+    min,
+    max,
+    // unary
+    neg,
+    bit_not,
+    abs,
+    exp,
+    exp2,
+    log,
+    log2,
+    sqrt,
+    rsqrt,
+    floor,
+    ceil,
+};
+
+enum class predicate : std::uint8_t
+{
+    eq,
+    ne,
+    lt,
+    le,
+    gt,
+    ge,
+};
+
+enum class special_register : std::uint8_t
+{
+    thread_idx,
+    block_idx,
+    block_dim,
+    grid_dim,
+};
+
+using value_id = std::int32_t;
+
+struct region;
+
+struct op
+{
+    op() = default;
+    op(const op&) = delete;  // owns its regions
+    op& operator=(const op&) = delete;
+
+    opcode code = opcode::ret;
+    std::vector<value_id> operands;
+    std::vector<value_id> results;
+    std::vector<std::unique_ptr<region>> regions;
+    int attr = 0;                // arith, predicate or special_register
+    std::int64_t int_value = 0;  // integer constant, or dimension
+    double float_value = 0.0;    // float constant
+    std::string callee;  // launch
+    location loc;
+};
+
+struct region
+{
+    std::vector<value_id> arguments;
+    std::vector<std::unique_ptr<op>> ops;
+};
+
+enum class function_kind : std::uint8_t
+{
+    host,    // runs once per launcher call; may launch kernels
+    kernel,  // runs once per thread of a launch
+};
+
+struct value_info
+{
+    type ty;
+    std::string name;  // for diagnostics and printing; may be empty
+};
+
+struct function
+{
+    std::string name;
+    function_kind kind = function_kind::kernel;
+    std::vector<value_id> parameters;
+    std::vector<value_info> values;  // indexed by value_id
+    region body;
+    std::array<std::int32_t, 3> known_block_size{0, 0, 0};  // 0: unknown
+    location loc;
+
+    value_id new_value(const type& t, std::string name = {});
+    const type& type_of(value_id id) const { return values.at(static_cast<std::size_t>(id)).ty; }
+};
+
+struct module
+{
+    std::string name;
+    std::vector<std::unique_ptr<function>> functions;
+
+    function* find(const std::string& function_name) const;
+};
+
+// Readable text of the IR; also the content that disk-cache keys hash.
+std::string print(const module& m);
+
+}  // namespace flyrt::ir

@@ -1,0 +1,416 @@
+#include "dispatcher.hpp"
+
+#define NO_IMPORT_ARRAY
+#define PY_ARRAY_UNIQUE_SYMBOL flyrt_numpy_api
+#define NPY_NO_DEPRECATED_API NPY_2_0_API_VERSION
+#include <numpy/arrayobject.h>
+
+#include <climits>
+#include <cstring>
+
+#include "../launch/cpu_launch.hpp"
+#include "flyrt/ir.hpp"
+
+namespace py = pybind11;
+
+namespace flyrt::dispatch
+{
+namespace
+{
+
+thread_local bool t_tracing = false;
+
+// Leading entry of each parameter's part of the key (decoded by Python:
+// flyrt/specialization.py).
+enum key_tag : std::int64_t
+{
+    tag_tensor = 1,
+    tag_scalar = 2,
+    tag_const_int = 3,
+    tag_const_object = 4,
+    tag_const_bool = 5,
+    tag_stream = 6,
+};
+
+std::int64_t dtype_code(PyArrayObject* array)
+{
+    const PyArray_Descr* d = PyArray_DESCR(array);
+    const auto size = PyDataType_ELSIZE(d);
+    using ir::scalar;
+    scalar s;
+    switch (d->kind)
+    {
+    case 'b':
+        s = scalar::i1;
+        break;
+    case 'i':
+        s = size == 1 ? scalar::i8 : size == 2 ? scalar::i16 : size == 4 ? scalar::i32 : scalar::i64;
+        break;
+    case 'u':
+        s = size == 1 ? scalar::u8 : size == 2 ? scalar::u16 : size == 4 ? scalar::u32 : scalar::u64;
+        break;
+    case 'f':
+        if (size == 2)
+        {
+            s = scalar::f16;
+        }
+        else if (size == 4)
+        {
+            s = scalar::f32;
+        }
+        else if (size == 8)
+        {
+            s = scalar::f64;
+        }
+        else
+        {
+            return -1;
+        }
+        break;
+    default:
+        return -1;
+    }
+    return static_cast<std::int64_t>(s);
+}
+
+std::uint64_t bits_of_float(float value)
+{
+    std::uint32_t bits;
+    std::memcpy(&bits, &value, sizeof bits);
+    return bits;
+}
+
+std::uint64_t bits_of_double(double value)
+{
+    std::uint64_t bits;
+    std::memcpy(&bits, &value, sizeof bits);
+    return bits;
+}
+
+}  // namespace
+
+void set_tracing(bool tracing)
+{
+    t_tracing = tracing;
+}
+
+bool tracing()
+{
+    return t_tracing;
+}
+
+std::size_t key_hash::operator()(const key_type& key) const noexcept
+{
+    std::uint64_t h = 1469598103934665603ull;
+    for (std::int64_t part : key)
+    {
+        h = (h ^ static_cast<std::uint64_t>(part)) * 1099511628211ull;
+    }
+    return static_cast<std::size_t>(h);
+}
+
+struct dispatcher::call_state
+{
+    key_type key;
+    std::vector<std::uint64_t> slots;
+    std::vector<py::object> keep_alive;  // arrays made by the adapter
+};
+
+dispatcher::dispatcher(std::vector<param_spec> params, py::object compile, py::object inline_call, py::object adapt)
+    : m_params(std::move(params))
+    , m_compile(std::move(compile))
+    , m_inline(std::move(inline_call))
+    , m_adapt(std::move(adapt))
+{
+}
+
+void dispatcher::describe_tensor(std::size_t index, PyObject* value, call_state& state)
+{
+    if (!PyArray_Check(value))
+    {
+        py::object adapted = m_adapt(py::handle(value), m_params[index].name);
+        state.keep_alive.push_back(adapted);
+        value = adapted.ptr();
+        if (!PyArray_Check(value))
+        {
+            throw py::type_error("argument '" + m_params[index].name + "': the tensor adapter returned "
+                                 + std::string(Py_TYPE(value)->tp_name) + ", not a numpy array");
+        }
+    }
+    auto* array = reinterpret_cast<PyArrayObject*>(value);
+    const std::int64_t dtype = dtype_code(array);
+    if (dtype < 0)
+    {
+        throw py::type_error("argument '" + m_params[index].name + "': unsupported tensor dtype "
+                             + py::str(py::handle(reinterpret_cast<PyObject*>(PyArray_DESCR(array)))).cast<std::string>());
+    }
+    const int ndim = PyArray_NDIM(array);
+    const npy_intp itemsize = PyArray_ITEMSIZE(array);
+    const bool contiguous = PyArray_IS_C_CONTIGUOUS(array) != 0;
+    state.key.insert(state.key.end(), {tag_tensor, dtype, ndim, contiguous ? 1 : 0});
+    state.slots.push_back(reinterpret_cast<std::uint64_t>(PyArray_DATA(array)));
+    const npy_intp* shape = PyArray_DIMS(array);
+    const npy_intp* strides = PyArray_STRIDES(array);
+    for (int d = 0; d < ndim; ++d)
+    {
+        state.slots.push_back(static_cast<std::uint64_t>(shape[d]));
+    }
+    for (int d = 0; d < ndim; ++d)
+    {
+        if (strides[d] % itemsize != 0)
+        {
+            throw py::value_error("argument '" + m_params[index].name
+                                  + "': strides that are not a multiple of the element size are not supported");
+        }
+        state.slots.push_back(static_cast<std::uint64_t>(strides[d] / itemsize));
+    }
+}
+
+void dispatcher::describe_scalar(std::size_t index, PyObject* value, call_state& state)
+{
+    const param_spec& p = m_params[index];
+    scalar_class cls = p.scalar_type;
+    if (cls == scalar_class::automatic)
+    {
+        if (PyBool_Check(value))
+        {
+            cls = scalar_class::boolean;
+        }
+        else if (PyLong_Check(value))
+        {
+            int overflow = 0;
+            const long long v = PyLong_AsLongLongAndOverflow(value, &overflow);
+            cls = (overflow == 0 && v >= INT32_MIN && v <= INT32_MAX) ? scalar_class::int32 : scalar_class::int64;
+        }
+        else if (PyFloat_Check(value))
+        {
+            cls = scalar_class::float32;
+        }
+        else
+        {
+            throw py::type_error("argument '" + p.name + "' must be a bool, int or float, not "
+                                 + std::string(Py_TYPE(value)->tp_name));
+        }
+    }
+    std::uint64_t slot = 0;
+    switch (cls)
+    {
+    case scalar_class::boolean:
+    {
+        const int truth = PyObject_IsTrue(value);
+        if (truth < 0)
+        {
+            throw py::error_already_set();
+        }
+        slot = static_cast<std::uint64_t>(truth);
+        break;
+    }
+    case scalar_class::int32:
+    case scalar_class::int64:
+    {
+        if (PyFloat_Check(value))
+        {
+            throw py::type_error("argument '" + p.name + "' is an integer parameter; got a float");
+        }
+        const long long v = PyLong_AsLongLong(value);
+        if (v == -1 && PyErr_Occurred())
+        {
+            throw py::error_already_set();
+        }
+        if (cls == scalar_class::int32 && (v < INT32_MIN || v > INT32_MAX))
+        {
+            throw py::value_error("argument '" + p.name + "' = " + std::to_string(v) + " does not fit in Int32");
+        }
+        slot = static_cast<std::uint64_t>(v);
+        break;
+    }
+    case scalar_class::float32:
+    case scalar_class::float64:
+    {
+        const double v = PyFloat_AsDouble(value);
+        if (v == -1.0 && PyErr_Occurred())
+        {
+            throw py::error_already_set();
+        }
+        slot = cls == scalar_class::float32 ? bits_of_float(static_cast<float>(v)) : bits_of_double(v);
+        break;
+    }
+    case scalar_class::automatic:
+        break;
+    }
+    state.key.insert(state.key.end(), {tag_scalar, static_cast<std::int64_t>(cls)});
+    state.slots.push_back(slot);
+}
+
+void dispatcher::describe_constexpr(PyObject* value, call_state& state)
+{
+    if (PyBool_Check(value))
+    {
+        state.key.insert(state.key.end(), {tag_const_bool, value == Py_True ? 1 : 0});
+        return;
+    }
+    if (PyLong_CheckExact(value))
+    {
+        int overflow = 0;
+        const long long v = PyLong_AsLongLongAndOverflow(value, &overflow);
+        if (overflow == 0)
+        {
+            state.key.insert(state.key.end(), {tag_const_int, v});
+            return;
+        }
+    }
+    // Anything else hashable: identified by (type, value), so 1 and 1.0 differ.
+    py::tuple identity = py::make_tuple(py::handle(reinterpret_cast<PyObject*>(Py_TYPE(value))), py::handle(value));
+    py::object id = m_constexpr_ids.attr("get")(identity);
+    if (id.is_none())
+    {
+        id = py::int_(py::len(m_constexpr_ids));
+        m_constexpr_ids[identity] = id;
+    }
+    state.key.insert(state.key.end(), {tag_const_object, id.cast<std::int64_t>()});
+}
+
+void dispatcher::describe(std::size_t index, PyObject* value, call_state& state)
+{
+    switch (m_params[index].kind)
+    {
+    case param_kind::tensor:
+        describe_tensor(index, value, state);
+        break;
+    case param_kind::scalar:
+        describe_scalar(index, value, state);
+        break;
+    case param_kind::constexpr_:
+        describe_constexpr(value, state);
+        break;
+    case param_kind::stream:
+        state.key.push_back(tag_stream);  // the CPU runs launches synchronously
+        break;
+    }
+}
+
+py::object dispatcher::call(py::args args, const py::kwargs& kwargs)
+{
+    if (t_tracing)
+    {
+        return m_inline(*args, **kwargs);
+    }
+    const std::size_t count = m_params.size();
+    const std::size_t given = args.size();
+    if (given > count)
+    {
+        throw py::type_error("the launcher takes " + std::to_string(count) + " arguments but " + std::to_string(given)
+                             + " were given");
+    }
+    std::vector<PyObject*> bound(count, nullptr);
+    for (std::size_t i = 0; i < given; ++i)
+    {
+        bound[i] = args[i].ptr();
+    }
+    if (kwargs.size() > 0)
+    {
+        for (auto item : kwargs)
+        {
+            const std::string name = py::str(item.first);
+            std::size_t i = 0;
+            while (i < count && m_params[i].name != name)
+            {
+                ++i;
+            }
+            if (i == count)
+            {
+                throw py::type_error("the launcher got an unexpected keyword argument '" + name + "'");
+            }
+            if (bound[i] != nullptr)
+            {
+                throw py::type_error("the launcher got multiple values for argument '" + name + "'");
+            }
+            bound[i] = item.second.ptr();
+        }
+    }
+    for (std::size_t i = 0; i < count; ++i)
+    {
+        if (bound[i] == nullptr)
+        {
+            if (!m_params[i].default_value)
+            {
+                throw py::type_error("the launcher is missing the required argument '" + m_params[i].name + "'");
+            }
+            bound[i] = m_params[i].default_value.ptr();
+        }
+    }
+
+    call_state state;
+    state.key.reserve(4 * count);
+    state.slots.reserve(4 * count);
+    for (std::size_t i = 0; i < count; ++i)
+    {
+        describe(i, bound[i], state);
+    }
+
+    std::shared_ptr<artifact> found;
+    auto it = m_cache.find(state.key);
+    if (it != m_cache.end())
+    {
+        found = it->second;
+        ++m_counters.hits;
+    }
+    else
+    {
+        ++m_counters.misses;
+        py::tuple bound_args(count);
+        for (std::size_t i = 0; i < count; ++i)
+        {
+            bound_args[i] = py::handle(bound[i]);
+        }
+        py::tuple key(state.key.size());
+        for (std::size_t i = 0; i < state.key.size(); ++i)
+        {
+            key[i] = py::int_(state.key[i]);
+        }
+        py::tuple made = m_compile(bound_args, key);
+        found = made[0].cast<std::shared_ptr<artifact>>();
+        if (made[1].cast<bool>())
+        {
+            ++m_counters.compiles;
+        }
+        m_cache.emplace(state.key, found);
+    }
+    ++found->hits;
+    const std::int32_t status = found->entry(state.slots.data());
+    if (status != 0)
+    {
+        throw std::runtime_error(launch::last_error());
+    }
+    return py::none();
+}
+
+std::size_t dispatcher::clear()
+{
+    const std::size_t dropped = m_cache.size();
+    m_counters.evictions += dropped;
+    m_cache.clear();
+    return dropped;
+}
+
+bool dispatcher::evict(const key_type& key)
+{
+    if (m_cache.erase(key) == 0)
+    {
+        return false;
+    }
+    ++m_counters.evictions;
+    return true;
+}
+
+std::vector<key_type> dispatcher::keys() const
+{
+    std::vector<key_type> out;
+    for (const auto& entry : m_cache)
+    {
+        out.push_back(entry.first);
+    }
+    return out;
+}
+
+}  // namespace flyrt::dispatch

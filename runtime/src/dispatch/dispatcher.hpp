@@ -1,0 +1,116 @@
+// The launcher's call path: bind arguments, build the specialization key,
+// find the compiled artifact and run it, all in C++. Python runs only on a
+// cache miss (to trace and compile), for arguments numpy cannot describe
+// (e.g. torch tensors, converted once per call), or while tracing (a
+// launcher called inside another trace is inlined by Python).
+#pragma once
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <pybind11/pybind11.h>
+
+#include "../jit/jit_engine.hpp"
+
+namespace flyrt::dispatch
+{
+
+enum class param_kind : std::uint8_t
+{
+    tensor,
+    scalar,
+    constexpr_,
+    stream,
+};
+
+// How a value of a scalar parameter is passed; `automatic` follows the
+// Python type (bool -> Boolean, int -> Int32 or Int64, float -> Float32).
+enum class scalar_class : std::uint8_t
+{
+    automatic,
+    boolean,
+    int32,
+    int64,
+    float32,
+    float64,
+};
+
+struct param_spec
+{
+    std::string name;
+    param_kind kind = param_kind::scalar;
+    scalar_class scalar_type = scalar_class::automatic;
+    pybind11::object default_value;  // null handle: required
+};
+
+// Compiled code for one specialization.
+struct artifact
+{
+    std::shared_ptr<jit::loaded_object> code;
+    std::int32_t (*entry)(const std::uint64_t* slots) = nullptr;
+    std::uint64_t hits = 0;
+};
+
+struct cache_counters
+{
+    std::uint64_t hits = 0;
+    std::uint64_t misses = 0;
+    std::uint64_t compiles = 0;
+    std::uint64_t evictions = 0;
+};
+
+using key_type = std::vector<std::int64_t>;
+
+struct key_hash
+{
+    std::size_t operator()(const key_type& key) const noexcept;
+};
+
+// True while a Python trace runs; launchers then inline instead of launching.
+void set_tracing(bool tracing);
+bool tracing();
+
+class dispatcher
+{
+public:
+    // `compile(bound_args: tuple, key: tuple) -> (Artifact, compiled: bool)`
+    // `inline(*args, **kwargs)`: the launcher called during a trace
+    // `adapt(value) -> numpy.ndarray`: a tensor numpy cannot see directly
+    dispatcher(std::vector<param_spec> params, pybind11::object compile, pybind11::object inline_call, pybind11::object adapt);
+
+    pybind11::object call(pybind11::args args, const pybind11::kwargs& kwargs);
+
+    const cache_counters& counters() const { return m_counters; }
+    std::size_t size() const { return m_cache.size(); }
+    // Drops every artifact (counted as evictions); returns how many.
+    std::size_t clear();
+    // Drops the artifact of one key; returns whether it existed.
+    bool evict(const key_type& key);
+    std::vector<key_type> keys() const;
+    const std::vector<param_spec>& params() const { return m_params; }
+
+private:
+    struct call_state;
+
+    // Fills `state` from one bound argument; false: not representable here.
+    void describe(std::size_t index, PyObject* value, call_state& state);
+    void describe_tensor(std::size_t index, PyObject* value, call_state& state);
+    void describe_scalar(std::size_t index, PyObject* value, call_state& state);
+    void describe_constexpr(PyObject* value, call_state& state);
+
+    std::vector<param_spec> m_params;
+    pybind11::object m_compile;
+    pybind11::object m_inline;
+    pybind11::object m_adapt;
+    pybind11::dict m_constexpr_ids;  // non-integer Constexpr values -> small ids
+    std::unordered_map<key_type, std::shared_ptr<artifact>, key_hash> m_cache;
+    cache_counters m_counters;
+};
+
+}  // namespace flyrt::dispatch

@@ -1,0 +1,228 @@
+#include "flyrt/builder.hpp"
+
+#include <stdexcept>
+
+namespace flyrt::ir
+{
+
+function_builder::function_builder(module& m,
+                                   std::string name,
+                                   function_kind kind,
+                                   const std::vector<type>& parameter_types,
+                                   const std::vector<std::string>& parameter_names,
+                                   location loc)
+{
+    m.functions.push_back(std::make_unique<function>());
+    m_fn = m.functions.back().get();
+    m_fn->name = std::move(name);
+    m_fn->kind = kind;
+    m_fn->loc = std::move(loc);
+    for (std::size_t i = 0; i < parameter_types.size(); ++i)
+    {
+        const std::string n = i < parameter_names.size() ? parameter_names[i] : std::string();
+        m_fn->parameters.push_back(m_fn->new_value(parameter_types[i], n));
+    }
+    m_insertion.push_back(&m_fn->body);
+}
+
+op& function_builder::append(opcode code, std::vector<value_id> operands, int line)
+{
+    auto o = std::make_unique<op>();
+    o->code = code;
+    o->operands = std::move(operands);
+    o->loc = location{m_fn->loc.file, line};
+    region& r = *m_insertion.back();
+    r.ops.push_back(std::move(o));
+    return *r.ops.back();
+}
+
+value_id function_builder::result(op& o, const type& t)
+{
+    const value_id id = m_fn->new_value(t);
+    o.results.push_back(id);
+    return id;
+}
+
+value_id function_builder::constant_int(const type& t, std::int64_t value, int line)
+{
+    op& o = append(opcode::constant, {}, line);
+    o.int_value = value;
+    return result(o, t);
+}
+
+value_id function_builder::constant_float(const type& t, double value, int line)
+{
+    op& o = append(opcode::constant, {}, line);
+    o.float_value = value;
+    return result(o, t);
+}
+
+value_id function_builder::special(special_register which, int dim, int line)
+{
+    op& o = append(opcode::special, {}, line);
+    o.attr = static_cast<int>(which);
+    o.int_value = dim;
+    return result(o, type{scalar::i32});
+}
+
+value_id function_builder::unary(arith kind, value_id x, int line)
+{
+    op& o = append(opcode::unary, {x}, line);
+    o.attr = static_cast<int>(kind);
+    return result(o, type_of(x));
+}
+
+value_id function_builder::binary(arith kind, value_id a, value_id b, int line)
+{
+    op& o = append(opcode::binary, {a, b}, line);
+    o.attr = static_cast<int>(kind);
+    return result(o, type_of(a));
+}
+
+value_id function_builder::compare(predicate p, value_id a, value_id b, int line)
+{
+    op& o = append(opcode::compare, {a, b}, line);
+    o.attr = static_cast<int>(p);
+    return result(o, type{scalar::i1});
+}
+
+value_id function_builder::select(value_id cond, value_id if_true, value_id if_false, int line)
+{
+    op& o = append(opcode::select, {cond, if_true, if_false}, line);
+    return result(o, type_of(if_true));
+}
+
+value_id function_builder::fma(value_id a, value_id b, value_id c, int line)
+{
+    op& o = append(opcode::fma, {a, b, c}, line);
+    return result(o, type_of(a));
+}
+
+value_id function_builder::cast(value_id x, const type& to, int line)
+{
+    op& o = append(opcode::cast, {x}, line);
+    return result(o, to);
+}
+
+value_id function_builder::bitcast(value_id x, const type& to, int line)
+{
+    op& o = append(opcode::bitcast, {x}, line);
+    return result(o, to);
+}
+
+value_id function_builder::load(value_id ptr, value_id offset, int line)
+{
+    op& o = append(opcode::load, {ptr, offset}, line);
+    return result(o, type{type_of(ptr).pointee});
+}
+
+void function_builder::store(value_id ptr, value_id offset, value_id value, int line)
+{
+    append(opcode::store, {ptr, offset, value}, line);
+}
+
+void function_builder::launch(const std::string& kernel,
+                              const std::vector<value_id>& geometry,
+                              const std::vector<value_id>& args,
+                              int line)
+{
+    std::vector<value_id> operands = geometry;
+    operands.insert(operands.end(), args.begin(), args.end());
+    op& o = append(opcode::launch, std::move(operands), line);
+    o.callee = kernel;
+}
+
+function_builder::op_handle function_builder::begin_if(value_id cond, int line)
+{
+    op& o = append(opcode::if_, {cond}, line);
+    o.regions.push_back(std::make_unique<region>());
+    o.regions.push_back(std::make_unique<region>());
+    return &o;
+}
+
+function_builder::op_handle function_builder::begin_for(
+    value_id lower, value_id upper, value_id step, const std::vector<value_id>& inits, int line)
+{
+    std::vector<value_id> operands{lower, upper, step};
+    operands.insert(operands.end(), inits.begin(), inits.end());
+    op& o = append(opcode::for_, std::move(operands), line);
+    auto body = std::make_unique<region>();
+    body->arguments.push_back(m_fn->new_value(type_of(lower)));
+    for (value_id init : inits)
+    {
+        body->arguments.push_back(m_fn->new_value(type_of(init)));
+    }
+    o.regions.push_back(std::move(body));
+    return &o;
+}
+
+function_builder::op_handle function_builder::begin_while(const std::vector<value_id>& inits, int line)
+{
+    op& o = append(opcode::while_, inits, line);
+    for (int i = 0; i < 2; ++i)
+    {
+        auto r = std::make_unique<region>();
+        for (value_id init : inits)
+        {
+            r->arguments.push_back(m_fn->new_value(type_of(init)));
+        }
+        o.regions.push_back(std::move(r));
+    }
+    return &o;
+}
+
+const std::vector<value_id>& function_builder::region_arguments(op_handle o, int region_index) const
+{
+    return o->regions.at(static_cast<std::size_t>(region_index))->arguments;
+}
+
+void function_builder::enter(op_handle o, int region_index)
+{
+    m_insertion.push_back(o->regions.at(static_cast<std::size_t>(region_index)).get());
+}
+
+void function_builder::leave()
+{
+    if (m_insertion.size() <= 1)
+    {
+        throw std::logic_error("leave() without a matching enter()");
+    }
+    m_insertion.pop_back();
+}
+
+void function_builder::yield(const std::vector<value_id>& values, int line)
+{
+    append(opcode::yield, values, line);
+}
+
+void function_builder::condition(value_id cond, const std::vector<value_id>& values, int line)
+{
+    std::vector<value_id> operands{cond};
+    operands.insert(operands.end(), values.begin(), values.end());
+    append(opcode::condition, std::move(operands), line);
+}
+
+std::vector<value_id> function_builder::finish(op_handle o)
+{
+    std::vector<value_id> results;
+    if (o->code == opcode::for_ || o->code == opcode::while_)
+    {
+        const std::size_t first = o->code == opcode::for_ ? 3 : 0;
+        for (std::size_t i = first; i < o->operands.size(); ++i)
+        {
+            results.push_back(result(*o, type_of(o->operands[i])));
+        }
+        return results;
+    }
+    const region& then_region = *o->regions.at(0);
+    if (!then_region.ops.empty() && then_region.ops.back()->code == opcode::yield)
+    {
+        for (value_id v : then_region.ops.back()->operands)
+        {
+            results.push_back(result(*o, type_of(v)));
+        }
+    }
+    return results;
+}
+
+}  // namespace flyrt::ir

@@ -1,0 +1,215 @@
+#include "flyrt/ir.hpp"
+
+#include <sstream>
+#include <stdexcept>
+
+namespace flyrt::ir
+{
+
+bool is_integer(scalar kind)
+{
+    return kind <= scalar::u64;
+}
+
+bool is_unsigned(scalar kind)
+{
+    return kind == scalar::u8 || kind == scalar::u16 || kind == scalar::u32 || kind == scalar::u64
+           || kind == scalar::i1;
+}
+
+bool is_float(scalar kind)
+{
+    return kind >= scalar::f16 && kind <= scalar::f64;
+}
+
+int bit_width(scalar kind)
+{
+    switch (kind)
+    {
+    case scalar::i1:
+        return 1;
+    case scalar::i8:
+    case scalar::u8:
+        return 8;
+    case scalar::i16:
+    case scalar::u16:
+    case scalar::f16:
+    case scalar::bf16:
+        return 16;
+    case scalar::i32:
+    case scalar::u32:
+    case scalar::f32:
+        return 32;
+    case scalar::i64:
+    case scalar::u64:
+    case scalar::f64:
+    case scalar::ptr:
+        return 64;
+    }
+    return 0;
+}
+
+std::string to_string(scalar kind)
+{
+    static const char* const names[] = {
+        "i1", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f16", "bf16", "f32", "f64", "ptr"};
+    return names[static_cast<int>(kind)];
+}
+
+std::string to_string(const type& t)
+{
+    if (t.kind != scalar::ptr)
+    {
+        return to_string(t.kind);
+    }
+    return "ptr<" + to_string(t.pointee) + (t.space == address_space::shared ? ", shared>" : ">");
+}
+
+value_id function::new_value(const type& t, std::string value_name)
+{
+    values.push_back(value_info{t, std::move(value_name)});
+    return static_cast<value_id>(values.size() - 1);
+}
+
+function* module::find(const std::string& function_name) const
+{
+    for (const auto& f : functions)
+    {
+        if (f->name == function_name)
+        {
+            return f.get();
+        }
+    }
+    return nullptr;
+}
+
+namespace
+{
+
+const char* opcode_name(opcode code)
+{
+    static const char* const names[] = {"constant",
+                                        "special",
+                                        "unary",
+                                        "binary",
+                                        "compare",
+                                        "select",
+                                        "fma",
+                                        "cast",
+                                        "bitcast",
+                                        "load",
+                                        "store",
+                                        "if",
+                                        "for",
+                                        "while",
+                                        "yield",
+                                        "condition",
+                                        "launch",
+                                        "return"};
+    return names[static_cast<int>(code)];
+}
+
+class printer
+{
+public:
+    explicit printer(std::ostringstream& out)
+        : m_out(out)
+    {
+    }
+
+    void print_function(const function& f)
+    {
+        m_fn = &f;
+        m_out << (f.kind == function_kind::kernel ? "kernel @" : "host @") << f.name << "(";
+        list(f.parameters, true);
+        m_out << ")";
+        if (f.known_block_size[0] > 0)
+        {
+            m_out << " block(" << f.known_block_size[0] << "," << f.known_block_size[1] << ","
+                  << f.known_block_size[2] << ")";
+        }
+        m_out << " {\n";
+        print_ops(f.body, 1);
+        m_out << "}\n";
+    }
+
+private:
+    void list(const std::vector<value_id>& ids, bool with_types)
+    {
+        for (std::size_t i = 0; i < ids.size(); ++i)
+        {
+            m_out << (i ? ", " : "") << "%" << ids[i];
+            if (with_types)
+            {
+                m_out << ": " << to_string(m_fn->type_of(ids[i]));
+            }
+        }
+    }
+
+    void print_ops(const region& r, int depth)
+    {
+        for (const auto& o : r.ops)
+        {
+            m_out << std::string(static_cast<std::size_t>(depth) * 2, ' ');
+            if (!o->results.empty())
+            {
+                list(o->results, true);
+                m_out << " = ";
+            }
+            m_out << opcode_name(o->code);
+            if (o->code == opcode::constant)
+            {
+                // Exact (hex) floats: the text keys the disk cache.
+                if (is_float(m_fn->type_of(o->results[0]).kind))
+                {
+                    m_out << std::hexfloat << o->float_value << std::defaultfloat;
+                }
+                else
+                {
+                    m_out << o->int_value;
+                }
+            }
+            else if (o->code == opcode::special)
+            {
+                m_out << "." << o->attr << "." << o->int_value;
+            }
+            else if (o->code == opcode::unary || o->code == opcode::binary || o->code == opcode::compare)
+            {
+                m_out << "." << o->attr;
+            }
+            if (!o->callee.empty())
+            {
+                m_out << " @" << o->callee;
+            }
+            m_out << " ";
+            list(o->operands, false);
+            m_out << "  // line " << o->loc.line;
+            for (const auto& sub : o->regions)
+            {
+                m_out << "\n" << std::string(static_cast<std::size_t>(depth) * 2, ' ') << "^(";
+                list(sub->arguments, true);
+                m_out << "):\n";
+                print_ops(*sub, depth + 1);
+            }
+            m_out << "\n";
+        }
+    }
+
+    std::ostringstream& m_out;
+    const function* m_fn = nullptr;
+};
+
+}  // namespace
+
+std::string print(const module& m)
+{
+    std::ostringstream out;
+    printer p(out);
+    for (const auto& f : m.functions)
+    {
+        p.print_function(*f);
+    }
+    return out.str();
+}
+
+}  // namespace flyrt::ir

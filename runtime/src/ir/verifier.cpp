@@ -1,0 +1,367 @@
+#include "flyrt/verifier.hpp"
+
+#include <set>
+
+namespace flyrt::ir
+{
+namespace
+{
+
+class verifier
+{
+public:
+    verifier(const module& m, const function& f)
+        : m_module(m)
+        , m_fn(f)
+    {
+    }
+
+    void run()
+    {
+        for (value_id p : m_fn.parameters)
+        {
+            define(p, m_fn.loc);
+        }
+        check_region(m_fn.body, nullptr);
+    }
+
+private:
+    [[noreturn]] void fail(const std::string& message, const location& loc) const
+    {
+        throw verify_error("in " + std::string(m_fn.kind == function_kind::kernel ? "kernel " : "launcher ")
+                               + m_fn.name + ": " + message,
+                           loc);
+    }
+
+    void define(value_id id, const location& loc)
+    {
+        if (id < 0 || static_cast<std::size_t>(id) >= m_fn.values.size())
+        {
+            fail("result %" + std::to_string(id) + " is not a value of this function", loc);
+        }
+        if (!m_defined.insert(id).second)
+        {
+            fail("value %" + std::to_string(id) + " is defined twice", loc);
+        }
+        m_visible.insert(id);
+    }
+
+    const type& use(value_id id, const op& o) const
+    {
+        if (m_visible.count(id) == 0)
+        {
+            fail("value %" + std::to_string(id) + " (" + name_of(id)
+                     + ") is used where it is not defined: a value computed inside a branch or loop "
+                       "can only be used after it through the branch or loop's results",
+                 o.loc);
+        }
+        return m_fn.type_of(id);
+    }
+
+    std::string name_of(value_id id) const
+    {
+        const std::string& n = m_fn.values.at(static_cast<std::size_t>(id)).name;
+        return n.empty() ? "a temporary" : "'" + n + "'";
+    }
+
+    void expect_count(const op& o, std::size_t operands, std::size_t results) const
+    {
+        if (o.operands.size() != operands || o.results.size() != results)
+        {
+            fail("malformed op: wrong number of operands or results", o.loc);
+        }
+    }
+
+    void same_types(const op& o, const type& a, const type& b, const char* what) const
+    {
+        if (a != b)
+        {
+            fail(std::string(what) + ": operand types differ (" + to_string(a) + " vs " + to_string(b) + ")",
+                 o.loc);
+        }
+    }
+
+    // Checks a region; `yield_types` are what its terminator must yield
+    // (nullptr: the function body, which must not yield).
+    void check_region(const region& r, const std::vector<type>* yield_types, bool is_while_before = false)
+    {
+        std::set<value_id> saved = m_visible;
+        for (std::size_t i = 0; i < r.ops.size(); ++i)
+        {
+            const op& o = *r.ops[i];
+            const bool last = i + 1 == r.ops.size();
+            if ((o.code == opcode::yield || o.code == opcode::condition) && !last)
+            {
+                fail("a region terminator must come last", o.loc);
+            }
+            check_op(o, yield_types, is_while_before);
+        }
+        if (yield_types != nullptr)
+        {
+            const opcode expected = is_while_before ? opcode::condition : opcode::yield;
+            if (r.ops.empty() || r.ops.back()->code != expected)
+            {
+                fail("a structured region must end with its terminator", m_fn.loc);
+            }
+        }
+        m_visible = std::move(saved);
+    }
+
+    std::vector<type> types_of(const std::vector<value_id>& ids) const
+    {
+        std::vector<type> out;
+        for (value_id id : ids)
+        {
+            out.push_back(m_fn.type_of(id));
+        }
+        return out;
+    }
+
+    void check_op(const op& o, const std::vector<type>* yield_types, bool is_while_before)
+    {
+        for (value_id id : o.operands)
+        {
+            use(id, o);
+        }
+        const bool kernel = m_fn.kind == function_kind::kernel;
+        switch (o.code)
+        {
+        case opcode::constant:
+            expect_count(o, 0, 1);
+            break;
+        case opcode::special:
+            expect_count(o, 0, 1);
+            if (!kernel)
+            {
+                fail("thread and block indices exist only inside a kernel", o.loc);
+            }
+            if (o.int_value < 0 || o.int_value > 2)
+            {
+                fail("dimension must be x, y or z", o.loc);
+            }
+            break;
+        case opcode::unary:
+            expect_count(o, 1, 1);
+            same_types(o, m_fn.type_of(o.operands[0]), m_fn.type_of(o.results[0]), "unary op");
+            break;
+        case opcode::binary:
+            expect_count(o, 2, 1);
+            same_types(o, m_fn.type_of(o.operands[0]), m_fn.type_of(o.operands[1]), "binary op");
+            same_types(o, m_fn.type_of(o.operands[0]), m_fn.type_of(o.results[0]), "binary op result");
+            if (m_fn.type_of(o.operands[0]).kind == scalar::ptr)
+            {
+                fail("arithmetic on pointers is not allowed; index the tensor instead", o.loc);
+            }
+            break;
+        case opcode::compare:
+            expect_count(o, 2, 1);
+            same_types(o, m_fn.type_of(o.operands[0]), m_fn.type_of(o.operands[1]), "comparison");
+            if (m_fn.type_of(o.results[0]).kind != scalar::i1)
+            {
+                fail("a comparison yields a boolean", o.loc);
+            }
+            break;
+        case opcode::select:
+            expect_count(o, 3, 1);
+            if (m_fn.type_of(o.operands[0]).kind != scalar::i1)
+            {
+                fail("select needs a boolean condition", o.loc);
+            }
+            same_types(o, m_fn.type_of(o.operands[1]), m_fn.type_of(o.operands[2]), "select");
+            break;
+        case opcode::fma:
+            expect_count(o, 3, 1);
+            same_types(o, m_fn.type_of(o.operands[0]), m_fn.type_of(o.operands[1]), "fma");
+            same_types(o, m_fn.type_of(o.operands[0]), m_fn.type_of(o.operands[2]), "fma");
+            break;
+        case opcode::cast:
+            expect_count(o, 1, 1);
+            break;
+        case opcode::bitcast:
+            expect_count(o, 1, 1);
+            if (bit_width(m_fn.type_of(o.operands[0]).kind) != bit_width(m_fn.type_of(o.results[0]).kind))
+            {
+                fail("bitcast needs types of the same width", o.loc);
+            }
+            break;
+        case opcode::load:
+        case opcode::store:
+        {
+            expect_count(o, o.code == opcode::load ? 2 : 3, o.code == opcode::load ? 1 : 0);
+            const type& p = m_fn.type_of(o.operands[0]);
+            if (p.kind != scalar::ptr || !is_integer(m_fn.type_of(o.operands[1]).kind))
+            {
+                fail("memory access needs a pointer and an integer offset", o.loc);
+            }
+            const type& value = m_fn.type_of(o.code == opcode::load ? o.results[0] : o.operands[2]);
+            if (value.kind != p.pointee)
+            {
+                fail("stored or loaded " + to_string(value) + " through " + to_string(p), o.loc);
+            }
+            if (!kernel)
+            {
+                fail("a launcher cannot read or write tensor elements; do that in a kernel", o.loc);
+            }
+            break;
+        }
+        case opcode::if_:
+        {
+            if (o.operands.size() != 1 || o.regions.size() != 2
+                || m_fn.type_of(o.operands[0]).kind != scalar::i1)
+            {
+                fail("an if needs one boolean condition and two regions", o.loc);
+            }
+            const auto results = types_of(o.results);
+            check_region(*o.regions[0], &results);
+            check_region(*o.regions[1], &results);
+            break;
+        }
+        case opcode::for_:
+        {
+            if (o.operands.size() < 3 || o.regions.size() != 1)
+            {
+                fail("malformed for loop", o.loc);
+            }
+            const type& iv = m_fn.type_of(o.operands[0]);
+            if (!is_integer(iv.kind) || iv != m_fn.type_of(o.operands[1]) || iv != m_fn.type_of(o.operands[2]))
+            {
+                fail("loop bounds must be integers of one type", o.loc);
+            }
+            const region& body = *o.regions[0];
+            const std::vector<value_id> inits(o.operands.begin() + 3, o.operands.end());
+            if (body.arguments.size() != inits.size() + 1 || o.results.size() != inits.size())
+            {
+                fail("loop-carried values do not match", o.loc);
+            }
+            check_block_args(o, body, 1, inits);
+            define_region_args(body);
+            const auto carried = types_of(inits);
+            check_region(body, &carried);
+            break;
+        }
+        case opcode::while_:
+        {
+            if (o.regions.size() != 2 || o.results.size() != o.operands.size())
+            {
+                fail("malformed while loop", o.loc);
+            }
+            const auto carried = types_of(o.operands);
+            for (const auto& sub : o.regions)
+            {
+                check_block_args(o, *sub, 0, o.operands);
+            }
+            define_region_args(*o.regions[0]);
+            check_region(*o.regions[0], &carried, true);
+            define_region_args(*o.regions[1]);
+            check_region(*o.regions[1], &carried);
+            break;
+        }
+        case opcode::yield:
+        case opcode::condition:
+        {
+            if (yield_types == nullptr || (o.code == opcode::condition) != is_while_before)
+            {
+                fail("region terminator in the wrong place", o.loc);
+            }
+            std::vector<value_id> values = o.operands;
+            if (o.code == opcode::condition)
+            {
+                if (values.empty() || m_fn.type_of(values[0]).kind != scalar::i1)
+                {
+                    fail("a while condition must be a boolean", o.loc);
+                }
+                values.erase(values.begin());
+            }
+            if (types_of(values) != *yield_types)
+            {
+                fail("values leaving a branch or loop body differ in number or type from those entering it",
+                     o.loc);
+            }
+            break;
+        }
+        case opcode::launch:
+            check_launch(o);
+            break;
+        case opcode::ret:
+            break;
+        }
+        for (value_id id : o.results)
+        {
+            define(id, o.loc);
+        }
+    }
+
+    void check_block_args(const op& o,
+                          const region& r,
+                          std::size_t first,
+                          const std::vector<value_id>& inits) const
+    {
+        for (std::size_t i = 0; i < inits.size(); ++i)
+        {
+            if (m_fn.type_of(r.arguments.at(first + i)) != m_fn.type_of(inits[i]))
+            {
+                fail("a loop-carried value changes type", o.loc);
+            }
+        }
+    }
+
+    void define_region_args(const region& r)
+    {
+        for (value_id id : r.arguments)
+        {
+            m_visible.insert(id);
+            m_defined.insert(id);
+        }
+    }
+
+    void check_launch(const op& o)
+    {
+        if (m_fn.kind != function_kind::host)
+        {
+            fail("kernels can only be launched from a @flyc.jit launcher", o.loc);
+        }
+        const function* callee = m_module.find(o.callee);
+        if (callee == nullptr || callee->kind != function_kind::kernel)
+        {
+            fail("launch of unknown kernel " + o.callee, o.loc);
+        }
+        constexpr std::size_t geometry = 7;  // grid xyz, block xyz, smem
+        if (o.operands.size() != geometry + callee->parameters.size())
+        {
+            fail("kernel " + o.callee + " takes " + std::to_string(callee->parameters.size())
+                     + " native arguments, the launch passes " + std::to_string(o.operands.size() - geometry),
+                 o.loc);
+        }
+        for (std::size_t i = 0; i < geometry; ++i)
+        {
+            if (m_fn.type_of(o.operands[i]).kind != scalar::i32)
+            {
+                fail("grid, block and smem sizes must be Int32", o.loc);
+            }
+        }
+        for (std::size_t i = 0; i < callee->parameters.size(); ++i)
+        {
+            if (m_fn.type_of(o.operands[geometry + i]) != callee->type_of(callee->parameters[i]))
+            {
+                fail("argument " + std::to_string(i) + " of kernel " + o.callee + " has the wrong type", o.loc);
+            }
+        }
+    }
+
+    const module& m_module;
+    const function& m_fn;
+    std::set<value_id> m_defined;
+    std::set<value_id> m_visible;
+};
+
+}  // namespace
+
+void verify(const module& m)
+{
+    for (const auto& f : m.functions)
+    {
+        verifier(m, *f).run();
+    }
+}
+
+}  // namespace flyrt::ir

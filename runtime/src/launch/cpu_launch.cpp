@@ -1,0 +1,228 @@
+#include "cpu_launch.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace flyrt::launch
+{
+namespace
+{
+
+thread_local std::string t_last_error;
+
+// Below this many thread-iterations a launch runs on the caller's thread:
+// waking the pool would cost more than the work.
+constexpr std::uint64_t inline_threshold = 1u << 15;
+constexpr std::uint32_t max_threads_per_block = 1024;
+constexpr std::uint32_t max_shared_bytes = 64 * 1024;
+
+// One launch at a time is spread over the workers; the caller takes part.
+class thread_pool
+{
+public:
+    explicit thread_pool(unsigned workers) { resize(workers); }
+
+    ~thread_pool() { stop(); }
+
+    void resize(unsigned workers)
+    {
+        stop();
+        m_stopping = false;
+        for (unsigned i = 0; i < workers; ++i)
+        {
+            m_threads.emplace_back([this] { work(); });
+        }
+    }
+
+    unsigned size() const { return static_cast<unsigned>(m_threads.size()); }
+
+    void run(blocks_function fn, const void* slots, const geometry* g, std::uint64_t blocks)
+    {
+        std::lock_guard<std::mutex> one_launch(m_launch_mutex);
+        const unsigned participants = size() + 1;
+        job j{fn, slots, g, blocks, std::max<std::uint64_t>(1, blocks / (participants * 4))};
+        {
+            std::lock_guard<std::mutex> lock(m_mutex);
+            m_job = &j;
+            m_pending = size();
+            ++m_generation;
+        }
+        m_wake.notify_all();
+        execute(j);
+        std::unique_lock<std::mutex> lock(m_mutex);
+        m_done.wait(lock, [&] { return m_pending == 0; });
+        m_job = nullptr;
+    }
+
+private:
+    struct job
+    {
+        blocks_function fn;
+        const void* slots;
+        const geometry* g;
+        std::uint64_t blocks;
+        std::uint64_t chunk;
+        std::atomic<std::uint64_t> next{0};
+    };
+
+    static void execute(job& j)
+    {
+        std::vector<unsigned char> shared(j.g->smem_bytes);
+        for (;;)
+        {
+            const std::uint64_t first = j.next.fetch_add(j.chunk);
+            if (first >= j.blocks)
+            {
+                return;
+            }
+            j.fn(j.slots, j.g, first, std::min(first + j.chunk, j.blocks), shared.data());
+        }
+    }
+
+    void work()
+    {
+        std::uint64_t seen = 0;
+        for (;;)
+        {
+            job* j = nullptr;
+            {
+                std::unique_lock<std::mutex> lock(m_mutex);
+                m_wake.wait(lock, [&] { return m_stopping || m_generation != seen; });
+                if (m_stopping)
+                {
+                    return;
+                }
+                seen = m_generation;
+                j = m_job;
+            }
+            execute(*j);
+            std::lock_guard<std::mutex> lock(m_mutex);
+            if (--m_pending == 0)
+            {
+                m_done.notify_one();
+            }
+        }
+    }
+
+    void stop()
+    {
+        {
+            std::lock_guard<std::mutex> lock(m_mutex);
+            m_stopping = true;
+        }
+        m_wake.notify_all();
+        for (auto& t : m_threads)
+        {
+            t.join();
+        }
+        m_threads.clear();
+    }
+
+    std::mutex m_launch_mutex;
+    std::mutex m_mutex;
+    std::condition_variable m_wake;
+    std::condition_variable m_done;
+    std::vector<std::thread> m_threads;
+    job* m_job = nullptr;
+    unsigned m_pending = 0;
+    std::uint64_t m_generation = 0;
+    bool m_stopping = false;
+};
+
+unsigned default_workers()
+{
+    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    return cores - 1;  // the caller is the last worker
+}
+
+thread_pool& pool()
+{
+    static thread_pool instance(default_workers());
+    return instance;
+}
+
+std::int32_t fail(std::string message)
+{
+    t_last_error = std::move(message);
+    return 1;
+}
+
+}  // namespace
+
+const std::string& last_error()
+{
+    return t_last_error;
+}
+
+void set_worker_count(unsigned count)
+{
+    pool().resize(count == 0 ? 0 : count - 1);
+}
+
+unsigned worker_count()
+{
+    return pool().size() + 1;
+}
+
+}  // namespace flyrt::launch
+
+extern "C" std::int32_t flyrt_cpu_launch(flyrt::launch::blocks_function fn,
+                                         const void* slots,
+                                         const flyrt::launch::geometry* g,
+                                         const std::int32_t* known_block_size)
+{
+    using namespace flyrt::launch;
+    std::uint64_t blocks = 1;
+    std::uint64_t threads = 1;
+    for (int d = 0; d < 3; ++d)
+    {
+        if (static_cast<std::int32_t>(g->grid[d]) < 0 || static_cast<std::int32_t>(g->block[d]) < 1)
+        {
+            return fail("launch with grid (" + std::to_string(static_cast<std::int32_t>(g->grid[0])) + ", "
+                        + std::to_string(static_cast<std::int32_t>(g->grid[1])) + ", "
+                        + std::to_string(static_cast<std::int32_t>(g->grid[2])) + ") and block ("
+                        + std::to_string(static_cast<std::int32_t>(g->block[0])) + ", "
+                        + std::to_string(static_cast<std::int32_t>(g->block[1])) + ", "
+                        + std::to_string(static_cast<std::int32_t>(g->block[2]))
+                        + "): grid sizes must be >= 0 and block sizes >= 1");
+        }
+        blocks *= g->grid[d];
+        threads *= g->block[d];
+    }
+    if (known_block_size != nullptr
+        && (static_cast<std::int32_t>(g->block[0]) != known_block_size[0]
+            || static_cast<std::int32_t>(g->block[1]) != known_block_size[1]
+            || static_cast<std::int32_t>(g->block[2]) != known_block_size[2]))
+    {
+        return fail("the kernel was compiled for known_block_size=(" + std::to_string(known_block_size[0]) + ", "
+                    + std::to_string(known_block_size[1]) + ", " + std::to_string(known_block_size[2])
+                    + ") but is launched with block=(" + std::to_string(g->block[0]) + ", "
+                    + std::to_string(g->block[1]) + ", " + std::to_string(g->block[2]) + ")");
+    }
+    if (threads > max_threads_per_block)
+    {
+        return fail("a block of " + std::to_string(threads) + " threads exceeds the limit of "
+                    + std::to_string(max_threads_per_block) + " (as on GPUs)");
+    }
+    if (g->smem_bytes > max_shared_bytes)
+    {
+        return fail("smem=" + std::to_string(g->smem_bytes) + " bytes exceeds the 64 KiB of shared memory");
+    }
+    if (blocks == 0)
+    {
+        return 0;
+    }
+    if (blocks == 1 || blocks * threads < inline_threshold || pool().size() == 0)
+    {
+        std::vector<unsigned char> shared(g->smem_bytes);
+        fn(slots, g, 0, blocks, shared.data());
+        return 0;
+    }
+    pool().run(fn, slots, g, blocks);
+    return 0;
+}

@@ -1,0 +1,42 @@
+// Runs a kernel's grid on the CPU: the blocks go to a thread pool spread
+// over the cores; each call of the generated `.blocks` function runs a range
+// of blocks, and a block's threads as loops inside it. Launches with little
+// work run inline on the caller's thread.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace flyrt::launch
+{
+
+// Layout shared with the generated code (codegen/cpu_codegen.cpp).
+struct geometry
+{
+    std::uint32_t grid[3];
+    std::uint32_t block[3];
+    std::uint32_t smem_bytes;
+    std::uint32_t reserved;
+};
+
+using blocks_function = void (*)(const void* slots,
+                                 const geometry* g,
+                                 std::uint64_t first_block,
+                                 std::uint64_t last_block,
+                                 void* shared_memory);
+
+// The launcher's last error message, for the thread that saw a non-zero status.
+const std::string& last_error();
+
+// Threads the pool may use (default: all cores); for benchmarks and tests.
+void set_worker_count(unsigned count);
+unsigned worker_count();
+
+}  // namespace flyrt::launch
+
+// Called by generated launchers. `known_block_size` (3 sizes, or null) is what
+// the kernel was compiled for. Returns 0, or non-zero with last_error() set.
+extern "C" std::int32_t flyrt_cpu_launch(flyrt::launch::blocks_function fn,
+                                         const void* slots,
+                                         const flyrt::launch::geometry* g,
+                                         const std::int32_t* known_block_size);

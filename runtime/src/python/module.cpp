@@ -1,0 +1,256 @@
+// flyrt._core: the IR builder, verifier, compiler, loader and launcher
+// dispatch, as the Python side of flyrt sees them.
+#define PY_ARRAY_UNIQUE_SYMBOL flyrt_numpy_api
+#define NPY_NO_DEPRECATED_API NPY_2_0_API_VERSION
+#include <numpy/arrayobject.h>
+
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "../dispatch/dispatcher.hpp"
+#include "../jit/jit_engine.hpp"
+#include "../launch/cpu_launch.hpp"
+#include "flyrt/builder.hpp"
+#include "flyrt/verifier.hpp"
+
+namespace py = pybind11;
+using namespace flyrt;
+
+namespace
+{
+
+// The module a Python trace builds, plus the builders of its functions.
+struct module_handle
+{
+    ir::module module;
+    std::vector<std::unique_ptr<ir::function_builder>> builders;
+};
+
+ir::function_builder& add_function(module_handle& m,
+                                   const std::string& name,
+                                   const std::string& kind,
+                                   const std::vector<ir::type>& types,
+                                   const std::vector<std::string>& names,
+                                   const std::string& file,
+                                   int line,
+                                   const std::array<std::int32_t, 3>& known_block_size)
+{
+    if (kind != "host" && kind != "kernel")
+    {
+        throw py::value_error("function kind must be 'host' or 'kernel'");
+    }
+    const auto k = kind == "host" ? ir::function_kind::host : ir::function_kind::kernel;
+    m.builders.push_back(
+        std::make_unique<ir::function_builder>(m.module, name, k, types, names, ir::location{file, line}));
+    m.builders.back()->fn().known_block_size = known_block_size;
+    return *m.builders.back();
+}
+
+std::shared_ptr<dispatch::artifact> load_artifact(const py::bytes& object, const std::string& entry)
+{
+    auto result = std::make_shared<dispatch::artifact>();
+    const std::string bytes = object;
+    {
+        py::gil_scoped_release unlocked;
+        result->code = std::make_shared<jit::loaded_object>(bytes);
+        result->entry = reinterpret_cast<std::int32_t (*)(const std::uint64_t*)>(result->code->address(entry));
+    }
+    return result;
+}
+
+dispatch::param_spec make_param(const py::tuple& spec)
+{
+    dispatch::param_spec p;
+    p.name = spec[0].cast<std::string>();
+    p.kind = static_cast<dispatch::param_kind>(spec[1].cast<int>());
+    p.scalar_type = static_cast<dispatch::scalar_class>(spec[2].cast<int>());
+    if (spec[3].cast<bool>())
+    {
+        p.default_value = spec[4];
+    }
+    return p;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_core, m)
+{
+    if (_import_array() < 0)
+    {
+        throw py::error_already_set();
+    }
+    m.doc() = "flyrt's native core: IR, LLVM compilation, JIT loading and launch dispatch.";
+
+    py::enum_<ir::scalar>(m, "Scalar")
+        .value("i1", ir::scalar::i1)
+        .value("i8", ir::scalar::i8)
+        .value("i16", ir::scalar::i16)
+        .value("i32", ir::scalar::i32)
+        .value("i64", ir::scalar::i64)
+        .value("u8", ir::scalar::u8)
+        .value("u16", ir::scalar::u16)
+        .value("u32", ir::scalar::u32)
+        .value("u64", ir::scalar::u64)
+        .value("f16", ir::scalar::f16)
+        .value("bf16", ir::scalar::bf16)
+        .value("f32", ir::scalar::f32)
+        .value("f64", ir::scalar::f64)
+        .value("ptr", ir::scalar::ptr);
+    py::enum_<ir::arith>(m, "Arith")
+        .value("add", ir::arith::add)
+        .value("sub", ir::arith::sub)
+        .value("mul", ir::arith::mul)
+        .value("div", ir::arith::div)
+        .value("rem", ir::arith::rem)
+        .value("bit_and", ir::arith::bit_and)
+        .value("bit_or", ir::arith::bit_or)
+        .value("bit_xor", ir::arith::bit_xor)
+        .value("shl", ir::arith::shl)
+        .value("shr", ir::arith::shr)
+        .value("min", ir::arith::min)
+        .value("max", ir::arith::max)
+        .value("neg", ir::arith::neg)
+        .value("bit_not", ir::arith::bit_not)
+        .value("abs", ir::arith::abs)
+        .value("exp", ir::arith::exp)
+        .value("exp2", ir::arith::exp2)
+        .value("log", ir::arith::log)
+        .value("log2", ir::arith::log2)
+        .value("sqrt", ir::arith::sqrt)
+        .value("rsqrt", ir::arith::rsqrt)
+        .value("floor", ir::arith::floor)
+        .value("ceil", ir::arith::ceil);
+    py::enum_<ir::predicate>(m, "Predicate")
+        .value("eq", ir::predicate::eq)
+        .value("ne", ir::predicate::ne)
+        .value("lt", ir::predicate::lt)
+        .value("le", ir::predicate::le)
+        .value("gt", ir::predicate::gt)
+        .value("ge", ir::predicate::ge);
+    py::enum_<ir::special_register>(m, "Special")
+        .value("thread_idx", ir::special_register::thread_idx)
+        .value("block_idx", ir::special_register::block_idx)
+        .value("block_dim", ir::special_register::block_dim)
+        .value("grid_dim", ir::special_register::grid_dim);
+    py::enum_<ir::address_space>(m, "AddressSpace")
+        .value("global_", ir::address_space::global)
+        .value("shared", ir::address_space::shared);
+
+    py::class_<ir::type>(m, "Type")
+        .def(py::init([](ir::scalar kind, ir::scalar pointee, ir::address_space space)
+                      { return ir::type{kind, pointee, space}; }),
+             py::arg("kind"),
+             py::arg("pointee") = ir::scalar::i8,
+             py::arg("space") = ir::address_space::global)
+        .def_readonly("kind", &ir::type::kind)
+        .def_readonly("pointee", &ir::type::pointee)
+        .def_readonly("space", &ir::type::space)
+        .def("__eq__", [](const ir::type& a, const ir::type& b) { return a == b; })
+        .def("__hash__", [](const ir::type& t) { return py::hash(py::str(ir::to_string(t))); })
+        .def("__repr__", [](const ir::type& t) { return ir::to_string(t); });
+
+    py::class_<ir::op>(m, "Op");
+
+    py::class_<ir::function_builder>(m, "FunctionBuilder")
+        .def_property_readonly("parameters", &ir::function_builder::parameters)
+        .def("type_of", &ir::function_builder::type_of)
+        .def("constant_int", &ir::function_builder::constant_int)
+        .def("constant_float", &ir::function_builder::constant_float)
+        .def("special", &ir::function_builder::special)
+        .def("unary", &ir::function_builder::unary)
+        .def("binary", &ir::function_builder::binary)
+        .def("compare", &ir::function_builder::compare)
+        .def("select", &ir::function_builder::select)
+        .def("fma", &ir::function_builder::fma)
+        .def("cast", &ir::function_builder::cast)
+        .def("bitcast", &ir::function_builder::bitcast)
+        .def("load", &ir::function_builder::load)
+        .def("store", &ir::function_builder::store)
+        .def("launch", &ir::function_builder::launch)
+        .def("begin_if", &ir::function_builder::begin_if, py::return_value_policy::reference)
+        .def("begin_for", &ir::function_builder::begin_for, py::return_value_policy::reference)
+        .def("begin_while", &ir::function_builder::begin_while, py::return_value_policy::reference)
+        .def("region_arguments", &ir::function_builder::region_arguments)
+        .def("enter", &ir::function_builder::enter)
+        .def("leave", &ir::function_builder::leave)
+        .def("yield_", &ir::function_builder::yield)
+        .def("condition", &ir::function_builder::condition)
+        .def("finish", &ir::function_builder::finish)
+        .def_property_readonly("depth", &ir::function_builder::depth);
+
+    py::class_<module_handle>(m, "Module")
+        .def(py::init([](const std::string& name)
+                      {
+                          auto h = std::make_unique<module_handle>();
+                          h->module.name = name;
+                          return h;
+                      }))
+        .def("add_function", &add_function, py::return_value_policy::reference_internal)
+        .def("__str__", [](const module_handle& h) { return ir::print(h.module); })
+        .def(
+            "verify",
+            [](const module_handle& h) -> py::object
+            {
+                try
+                {
+                    ir::verify(h.module);
+                    return py::none();
+                }
+                catch (const ir::verify_error& e)
+                {
+                    return py::make_tuple(e.what(), e.loc.file, e.loc.line);
+                }
+            },
+            "None when the module is well formed, else (message, file, line).")
+        .def(
+            "compile",
+            [](const module_handle& h, bool want_llvm_ir)
+            {
+                std::string llvm_ir;
+                std::string object;
+                {
+                    py::gil_scoped_release unlocked;
+                    object = jit::compile_to_object(h.module, want_llvm_ir ? &llvm_ir : nullptr);
+                }
+                return py::make_tuple(py::bytes(object), llvm_ir);
+            },
+            py::arg("llvm_ir") = false,
+            "Object code for this CPU (and the optimized LLVM IR when asked).");
+
+    py::class_<dispatch::artifact, std::shared_ptr<dispatch::artifact>>(m, "Artifact")
+        .def_property_readonly("hits", [](const dispatch::artifact& a) { return a.hits; });
+    m.def("load_artifact", &load_artifact, py::arg("object"), py::arg("entry"));
+
+    py::class_<dispatch::dispatcher>(m, "Dispatcher", py::dynamic_attr())
+        .def(py::init(
+                 [](const std::vector<py::tuple>& specs, py::object compile, py::object inline_call, py::object adapt)
+                 {
+                     std::vector<dispatch::param_spec> params;
+                     for (const auto& spec : specs)
+                     {
+                         params.push_back(make_param(spec));
+                     }
+                     return std::make_unique<dispatch::dispatcher>(
+                         std::move(params), std::move(compile), std::move(inline_call), std::move(adapt));
+                 }),
+             py::arg("params"),
+             py::arg("compile"),
+             py::arg("inline_call"),
+             py::arg("adapt"))
+        .def("__call__", &dispatch::dispatcher::call)
+        .def("_counters",
+             [](const dispatch::dispatcher& d)
+             {
+                 const auto& c = d.counters();
+                 return py::make_tuple(c.hits, c.misses, c.compiles, c.evictions, d.size());
+             })
+        .def("_clear", &dispatch::dispatcher::clear)
+        .def("_evict", &dispatch::dispatcher::evict)
+        .def("_keys", &dispatch::dispatcher::keys);
+
+    m.def("set_tracing", &dispatch::set_tracing);
+    m.def("tracing", &dispatch::tracing);
+    m.def("set_worker_count", &launch::set_worker_count);
+    m.def("worker_count", &launch::worker_count);
+    m.def("host_target_id", &jit::host_target_id);
+}
