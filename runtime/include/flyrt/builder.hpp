@@ -54,6 +54,12 @@ public:
     // Adds the op's results, typed like the values its first region yields.
     std::vector<value_id> finish(op_handle o);
 
+    // Removes `o`, which must be the last op of the current region (a loop
+    // traced again with wider carried types replaces its first attempt).
+    void discard(op_handle o);
+    // File that the next ops come from (helpers may live in other files).
+    void set_file(const std::string& file) { m_file = file; }
+
     // Depth of open regions (0: the function body).
     std::size_t depth() const { return m_insertion.size() - 1; }
 
@@ -63,6 +69,7 @@ private:
 
     function* m_fn;
     std::vector<region*> m_insertion;
+    std::string m_file;
 };
 
 }  // namespace flyrt::ir

@@ -23,6 +23,7 @@ function_builder::function_builder(module& m,
         m_fn->parameters.push_back(m_fn->new_value(parameter_types[i], n));
     }
     m_insertion.push_back(&m_fn->body);
+    m_file = m_fn->loc.file;
 }
 
 op& function_builder::append(opcode code, std::vector<value_id> operands, int line)
@@ -30,7 +31,7 @@ op& function_builder::append(opcode code, std::vector<value_id> operands, int li
     auto o = std::make_unique<op>();
     o->code = code;
     o->operands = std::move(operands);
-    o->loc = location{m_fn->loc.file, line};
+    o->loc = location{m_file, line};
     region& r = *m_insertion.back();
     r.ops.push_back(std::move(o));
     return *r.ops.back();
@@ -188,6 +189,16 @@ void function_builder::leave()
         throw std::logic_error("leave() without a matching enter()");
     }
     m_insertion.pop_back();
+}
+
+void function_builder::discard(op_handle o)
+{
+    region& r = *m_insertion.back();
+    if (r.ops.empty() || r.ops.back().get() != o)
+    {
+        throw std::logic_error("discard(): the op is not the last one of the current region");
+    }
+    r.ops.pop_back();
 }
 
 void function_builder::yield(const std::vector<value_id>& values, int line)

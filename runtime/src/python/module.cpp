@@ -176,6 +176,8 @@ PYBIND11_MODULE(_core, m)
         .def("yield_", &ir::function_builder::yield)
         .def("condition", &ir::function_builder::condition)
         .def("finish", &ir::function_builder::finish)
+        .def("discard", &ir::function_builder::discard)
+        .def("set_file", &ir::function_builder::set_file)
         .def_property_readonly("depth", &ir::function_builder::depth);
 
     py::class_<module_handle>(m, "Module")

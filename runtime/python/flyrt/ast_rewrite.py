@@ -1,0 +1,351 @@
+"""Rewrites a kernel's Python control flow so traced values can drive it.
+
+As FlyDSL does, `if`, `for ... in range(...)`, `while`, `and`/`or`/`not`,
+conditional expressions and comparison chains become calls into
+`flyrt.control_flow`, which runs them as Python when their conditions are
+Python values and emits structured IR ops when they are traced. Branch and
+loop bodies become nested functions whose parameters and results are the
+variables they assign. Line numbers are kept, so errors and IR locations
+name the user's source lines.
+
+Loops and branches that `return`, `break` or `continue` stay Python (a traced
+condition there raises a clear error), except the early-exit pattern
+`if cond: return` at function level, which becomes an if/else.
+"""
+
+import ast
+import inspect
+import textwrap
+import types
+
+RUNTIME = "__flyrt_control_flow__"
+
+# Builtins that must see the caller's frame (super, locals) or need no rewrite.
+_CALLED_DIRECTLY = {"range", "len", "isinstance", "print", "super", "locals", "globals", "vars", "type"}
+
+
+class _Assigned(ast.NodeVisitor):
+    """Names a block of statements assigns (not inside nested scopes)."""
+
+    def __init__(self):
+        self.names = []
+
+    def _add(self, name):
+        if name not in self.names:
+            self.names.append(name)
+
+    def visit_Name(self, node):
+        if isinstance(node.ctx, ast.Store):
+            self._add(node.id)
+
+    def visit_FunctionDef(self, node):
+        self._add(node.name)
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_ClassDef(self, node):
+        self._add(node.name)
+
+    def visit_Lambda(self, node):
+        pass
+
+    def _comprehension(self, node):
+        pass
+
+    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _comprehension
+
+
+def assigned_names(statements):
+    finder = _Assigned()
+    for statement in statements:
+        finder.visit(statement)
+    return [n for n in finder.names if not n.startswith("__fly_")]
+
+
+class _Escapes(ast.NodeVisitor):
+    """Whether statements return, break or continue out of their block."""
+
+    def __init__(self, loop_level):
+        self.found = False
+        self.loop_level = loop_level
+
+    def visit_Return(self, node):
+        self.found = True
+
+    def visit_Break(self, node):
+        if self.loop_level == 0:
+            self.found = True
+
+    visit_Continue = visit_Break
+
+    def _loop(self, node):
+        self.loop_level += 1
+        self.generic_visit(node)
+        self.loop_level -= 1
+
+    visit_For = visit_While = visit_AsyncFor = _loop
+
+    def visit_FunctionDef(self, node):
+        pass
+
+    visit_AsyncFunctionDef = visit_Lambda = visit_ClassDef = visit_FunctionDef
+
+
+def escapes(statements, inside_loop_body):
+    finder = _Escapes(0)
+    for statement in statements:
+        finder.visit(statement)
+    return finder.found
+
+
+def _call(name, args, node, keywords=()):
+    call = ast.Call(
+        func=ast.Attribute(value=ast.Name(id=RUNTIME, ctx=ast.Load()), attr=name, ctx=ast.Load()),
+        args=list(args),
+        keywords=list(keywords),
+    )
+    return ast.copy_location(call, node)
+
+
+def _names_tuple(names, node, ctx):
+    return ast.copy_location(
+        ast.Tuple(elts=[ast.Name(id=n, ctx=ctx()) for n in names], ctx=ctx()), node
+    )
+
+
+def _string_tuple(names, node):
+    return ast.copy_location(ast.Tuple(elts=[ast.Constant(n) for n in names], ctx=ast.Load()), node)
+
+
+def _lambda(body, node):
+    args = ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[])
+    return ast.copy_location(ast.Lambda(args=args, body=body), node)
+
+
+def _current_values(names, node):
+    """(maybe(lambda: x), ...): the variables' values, or UNDEFINED."""
+    return ast.copy_location(
+        ast.Tuple(elts=[_call("maybe", [_lambda(ast.Name(id=n, ctx=ast.Load()), node)], node) for n in names],
+                  ctx=ast.Load()),
+        node,
+    )
+
+
+def _function(name, params, body, returns, node):
+    args = ast.arguments(
+        posonlyargs=[], args=[ast.arg(arg=p) for p in params], kwonlyargs=[], kw_defaults=[], defaults=[]
+    )
+    result = ast.Return(value=_names_tuple(returns, node, ast.Load))
+    body = list(body) + [ast.copy_location(result, node)]
+    fn = ast.FunctionDef(name=name, args=args, body=body, decorator_list=[], returns=None)
+    return ast.fix_missing_locations(ast.copy_location(fn, node))
+
+
+def _assign(names, value, node):
+    target = _names_tuple(names, node, ast.Store)
+    return ast.copy_location(ast.Assign(targets=[target], value=value), node)
+
+
+class _Rewriter(ast.NodeTransformer):
+    def __init__(self):
+        self.counter = 0
+        self.loop_depth = 0
+
+    def _fresh(self, kind):
+        self.counter += 1
+        return f"__fly_{kind}_{self.counter}"
+
+    # -- statement lists: the early-exit pattern ------------------------------
+
+    def _early_exits(self, statements):
+        """`if c: ...; return` followed by more statements -> if/else."""
+        out = []
+        for i, statement in enumerate(statements):
+            if (
+                isinstance(statement, ast.If)
+                and not statement.orelse
+                and statement.body
+                and isinstance(statement.body[-1], ast.Return)
+                and statement.body[-1].value is None
+                and not escapes(statement.body[:-1], False)
+                and i + 1 < len(statements)
+            ):
+                rest = self._early_exits(statements[i + 1 :])
+                if not escapes(rest, False):
+                    body = statement.body[:-1] or [ast.copy_location(ast.Pass(), statement)]
+                    out.append(ast.copy_location(ast.If(test=statement.test, body=body, orelse=rest), statement))
+                    return out
+            out.append(statement)
+        return out
+
+    def visit_FunctionDef(self, node):
+        saved = self.loop_depth
+        self.loop_depth = 0
+        node.body = self._early_exits(node.body)
+        self.generic_visit(node)
+        self.loop_depth = saved
+        return node
+
+    # -- statements -------------------------------------------------------------
+
+    def visit_If(self, node):
+        self.generic_visit(node)
+        if escapes(node.body, False) or escapes(node.orelse, False):
+            return node
+        names = assigned_names(node.body + node.orelse)
+        then_name, else_name = self._fresh("then"), self._fresh("else")
+        then_fn = _function(then_name, names, node.body, names, node)
+        else_fn = _function(else_name, names, node.orelse or [ast.Pass()], names, node)
+        call = _call(
+            "if_",
+            [node.test, ast.Name(id=then_name, ctx=ast.Load()), ast.Name(id=else_name, ctx=ast.Load()),
+             _current_values(names, node), _string_tuple(names, node)],
+            node,
+        )
+        return [then_fn, else_fn, _assign(names, call, node)]
+
+    def visit_For(self, node):
+        self.loop_depth += 1
+        self.generic_visit(node)
+        self.loop_depth -= 1
+        is_range = (
+            isinstance(node.iter, ast.Call)
+            and isinstance(node.iter.func, ast.Name)
+            and node.iter.func.id == "range"
+            and not node.iter.keywords
+            and isinstance(node.target, ast.Name)
+            and not node.orelse
+        )
+        if not is_range or escapes(node.body, False):
+            return node
+        names = [n for n in assigned_names(node.body) if n != node.target.id]
+        body_name = self._fresh("for")
+        body_fn = _function(body_name, [node.target.id] + names, node.body, names, node)
+        bounds = ast.copy_location(ast.Tuple(elts=node.iter.args, ctx=ast.Load()), node)
+        call = _call(
+            "for_range",
+            [bounds, ast.Name(id=body_name, ctx=ast.Load()), _current_values(names, node),
+             _string_tuple(names, node)],
+            node,
+        )
+        return [body_fn, _assign(names, call, node)]
+
+    def visit_While(self, node):
+        self.loop_depth += 1
+        self.generic_visit(node)
+        self.loop_depth -= 1
+        if node.orelse or escapes(node.body, False):
+            return node
+        names = assigned_names(node.body)
+        cond_name, body_name = self._fresh("cond"), self._fresh("while")
+        cond_args = ast.arguments(
+            posonlyargs=[], args=[ast.arg(arg=n) for n in names], kwonlyargs=[], kw_defaults=[], defaults=[]
+        )
+        cond_fn = ast.fix_missing_locations(ast.copy_location(
+            ast.FunctionDef(name=cond_name, args=cond_args,
+                            body=[ast.copy_location(ast.Return(value=node.test), node)],
+                            decorator_list=[], returns=None),
+            node))
+        body_fn = _function(body_name, names, node.body, names, node)
+        call = _call(
+            "while_",
+            [ast.Name(id=cond_name, ctx=ast.Load()), ast.Name(id=body_name, ctx=ast.Load()),
+             _current_values(names, node), _string_tuple(names, node)],
+            node,
+        )
+        return [cond_fn, body_fn, _assign(names, call, node)]
+
+    # -- expressions ------------------------------------------------------------
+
+    def visit_BoolOp(self, node):
+        self.generic_visit(node)
+        name = "and_" if isinstance(node.op, ast.And) else "or_"
+        result = node.values[-1]
+        for value in reversed(node.values[:-1]):
+            result = _call(name, [_lambda(value, node), _lambda(result, node)], node)
+        return result
+
+    def visit_UnaryOp(self, node):
+        self.generic_visit(node)
+        if isinstance(node.op, ast.Not):
+            return _call("not_", [node.operand], node)
+        return node
+
+    def visit_IfExp(self, node):
+        self.generic_visit(node)
+        return _call("ifexp", [node.test, _lambda(node.body, node), _lambda(node.orelse, node)], node)
+
+    def visit_Compare(self, node):
+        self.generic_visit(node)
+        if len(node.ops) == 1:
+            return node
+        pairs = []
+        left = node.left
+        for op, right in zip(node.ops, node.comparators):
+            pairs.append(ast.copy_location(ast.Compare(left=left, ops=[op], comparators=[right]), node))
+            left = right
+        result = pairs[-1]
+        for pair in reversed(pairs[:-1]):
+            result = _call("and_", [_lambda(pair, node), _lambda(result, node)], node)
+        return result
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        # Helpers called while tracing are rewritten too (flyrt.control_flow.call).
+        if isinstance(node.func, ast.Name) and node.func.id in _CALLED_DIRECTLY:
+            return node
+        return _call("call", [node.func] + node.args, node, node.keywords)
+
+
+def _source_tree(fn):
+    lines, first_line = inspect.getsourcelines(fn)
+    tree = ast.parse(textwrap.dedent("".join(lines)))
+    ast.increment_lineno(tree, first_line - 1)
+    node = tree.body[0]
+    if not isinstance(node, ast.FunctionDef):
+        raise TypeError(f"{fn.__qualname__} is not a plain function definition")
+    node.decorator_list = []
+    return node
+
+
+_rewritten = {}  # original code object -> rewritten code object
+
+
+def _rewritten_code(fn):
+    code = fn.__code__
+    if code in _rewritten:
+        return _rewritten[code]
+    node = _source_tree(fn)
+    node = _Rewriter().visit(node)
+    # Wrap in a factory whose locals stand for the original free variables,
+    # so the new code's free variables resolve to the original cells.
+    free = list(code.co_freevars)
+    factory_body = [ast.Assign(targets=[ast.Name(id=n, ctx=ast.Store())], value=ast.Constant(None)) for n in free]
+    factory_body += [node, ast.Return(value=ast.Name(id=node.name, ctx=ast.Load()))]
+    factory = ast.FunctionDef(
+        name="__fly_factory",
+        args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[]),
+        body=factory_body, decorator_list=[], returns=None,
+    )
+    module = ast.Module(body=[factory], type_ignores=[])
+    ast.fix_missing_locations(module)
+    compiled = compile(module, code.co_filename, "exec")
+    factory_code = next(c for c in compiled.co_consts if isinstance(c, types.CodeType))
+    new_code = next(c for c in factory_code.co_consts if isinstance(c, types.CodeType) and c.co_name == node.name)
+    _rewritten[code] = new_code
+    return new_code
+
+
+def rewrite(fn):
+    """`fn` with its control flow rewritten (same globals, defaults, cells)."""
+    from . import control_flow
+
+    new_code = _rewritten_code(fn)
+    fn.__globals__.setdefault(RUNTIME, control_flow)
+    cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
+    closure = tuple(cells[name] for name in new_code.co_freevars)
+    new = types.FunctionType(new_code, fn.__globals__, fn.__name__, fn.__defaults__, closure or None)
+    new.__kwdefaults__ = fn.__kwdefaults__
+    new.__qualname__ = fn.__qualname__
+    new.__wrapped_original__ = fn
+    return new

@@ -1,0 +1,29 @@
+"""Every compile of the process: what, for which key, why, how long."""
+
+import time
+from dataclasses import dataclass, field
+
+_log = []
+
+
+@dataclass
+class CompileRecord:
+    launcher: str
+    specialization: str
+    reason: str
+    milliseconds: float
+    source: str  # "compiled" or "disk cache"
+    when: float = field(default_factory=time.time)
+
+    def __str__(self):
+        return (f"{self.launcher}[{self.specialization}]: {self.source} in {self.milliseconds:.1f} ms "
+                f"({self.reason})")
+
+
+def record(entry):
+    _log.append(entry)
+
+
+def compile_log():
+    """The records so far, oldest first."""
+    return list(_log)

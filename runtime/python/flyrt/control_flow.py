@@ -1,0 +1,302 @@
+"""What rewritten control flow calls (see ast_rewrite): Python semantics for
+Python conditions, structured IR ops for traced ones."""
+
+import os
+import sysconfig
+import types
+
+from . import dtypes
+from .tracing import current, line
+from .values import Value, constant, convert, logical_not
+
+
+class Unavailable:
+    """A variable that has no value after a traced branch or loop."""
+
+    def __init__(self, name, reason):
+        self._name = name
+        self._reason = reason
+
+    def _fail(self, *args, **kwargs):
+        raise NameError(f"variable '{self._name}' {self._reason}")
+
+    __bool__ = __call__ = __getattr__ = __getitem__ = __add__ = __radd__ = __sub__ = __rsub__ = _fail
+    __mul__ = __rmul__ = __lt__ = __gt__ = __le__ = __ge__ = __index__ = __float__ = __int__ = _fail
+
+    def __repr__(self):
+        return f"<unavailable '{self._name}': {self._reason}>"
+
+
+UNDEFINED = Unavailable("?", "is not defined yet")
+
+
+def maybe(thunk):
+    """The value of a variable, or UNDEFINED when it is not bound yet."""
+    try:
+        return thunk()
+    except NameError:
+        return UNDEFINED
+
+
+def _is_scalar(value):
+    return isinstance(value, (bool, int, float)) and not isinstance(value, Value)
+
+
+# -- if ------------------------------------------------------------------------
+
+
+def if_(cond, then_fn, else_fn, values, names):
+    if not isinstance(cond, Value):
+        return then_fn(*values) if cond else else_fn(*values)
+    where = line()
+    builder = current().builder
+    op = builder.begin_if(convert(cond, dtypes.Boolean).id, where)
+    builder.enter(op, 0)
+    then_out = then_fn(*values)
+    builder.leave()
+    builder.enter(op, 1)
+    else_out = else_fn(*values)
+    builder.leave()
+    return _merge(op, names, then_out, else_out, where, "if")
+
+
+def _merge(op, names, then_out, else_out, where, what):
+    """Results of a traced if: values that differ between the branches
+    leave through the op; the rest stay as they are."""
+    builder = current().builder
+    merged, then_yield, else_yield, slots = list(then_out), [], [], []
+    for i, (name, a, b) in enumerate(zip(names, then_out, else_out)):
+        if a is b:
+            continue
+        if isinstance(a, Unavailable) or isinstance(b, Unavailable):
+            merged[i] = Unavailable(name, f"is assigned in only one branch of the {what} at line {where}")
+            continue
+        if not (isinstance(a, Value) or _is_scalar(a)) or not (isinstance(b, Value) or _is_scalar(b)):
+            if a == b:
+                continue
+            raise TypeError(
+                f"line {where}: variable '{name}' holds different Python objects in the two branches of a "
+                f"traced {what}; only DSL scalars can differ between branches"
+            )
+        if _is_scalar(a) and _is_scalar(b) and type(a) is type(b) and a == b:
+            continue
+        common = _common_dtype(a, b)
+        slots.append((i, common))
+        then_yield.append(a)
+        else_yield.append(b)
+    for region, outs in ((0, then_yield), (1, else_yield)):
+        builder.enter(op, region)
+        builder.yield_([convert(v, common).id for v, (_, common) in zip(outs, slots)], where)
+        builder.leave()
+    results = builder.finish(op)
+    for (i, common), result in zip(slots, results):
+        merged[i] = Value(result, common)
+    return tuple(merged)
+
+
+def _common_dtype(a, b):
+    da = a.dtype if isinstance(a, Value) else None
+    db = b.dtype if isinstance(b, Value) else None
+    if da and db:
+        return dtypes.promote(da, db)
+    if da or db:
+        known, other = (da, b) if da else (db, a)
+        return known if not (isinstance(other, float) and not known.is_float) else dtypes.Float32
+    return dtypes.promote(dtypes.default_for(a), dtypes.default_for(b))
+
+
+def ifexp(cond, then_thunk, else_thunk):
+    if not isinstance(cond, Value):
+        return then_thunk() if cond else else_thunk()
+    (result,) = if_(cond, lambda _: (then_thunk(),), lambda _: (else_thunk(),), (UNDEFINED,), ("value",))
+    return result
+
+
+def and_(first, second):
+    a = first()
+    if not isinstance(a, Value):
+        return a if not a else second()
+    (result,) = if_(a, lambda _: (convert(second(), dtypes.Boolean),), lambda _: (False,), (UNDEFINED,), ("and",))
+    return convert(result, dtypes.Boolean)
+
+
+def or_(first, second):
+    a = first()
+    if not isinstance(a, Value):
+        return a if a else second()
+    (result,) = if_(a, lambda _: (True,), lambda _: (convert(second(), dtypes.Boolean),), (UNDEFINED,), ("or",))
+    return convert(result, dtypes.Boolean)
+
+
+def not_(value):
+    return logical_not(value) if isinstance(value, Value) else not value
+
+
+# -- loops ---------------------------------------------------------------------
+
+
+def _carried(values):
+    """Which incoming values a loop carries, and their types."""
+    carried = {}
+    for i, v in enumerate(values):
+        if isinstance(v, Value):
+            carried[i] = v.dtype
+        elif _is_scalar(v):
+            carried[i] = dtypes.default_for(v)
+    return carried
+
+
+def _loop(begin, body, values, names, where, what):
+    """Traces a loop op, widening carried types the body changes (a carried
+    `acc = 0` that the body makes Float32 restarts the trace as Float32)."""
+    builder = current().builder
+    carried = _carried(values)
+    while True:
+        inits = [convert(values[i], carried[i]) for i in sorted(carried)]
+        op, outs, arguments = begin(inits)
+        widened = False
+        for slot, i in enumerate(sorted(carried)):
+            out = outs[i]
+            if isinstance(out, Value) and out.dtype is not carried[i]:
+                wider = dtypes.promote(carried[i], out.dtype)
+                if isinstance(values[i], Value) or wider is carried[i]:
+                    if wider is not carried[i]:
+                        builder.leave()
+                        raise TypeError(
+                            f"line {where}: '{names[i]}' enters the {what} as {carried[i].name} but the body "
+                            f"makes it {out.dtype.name}; convert it before the loop"
+                        )
+                else:
+                    carried[i] = wider
+                    widened = True
+            elif not (isinstance(out, Value) or _is_scalar(out)):
+                builder.leave()
+                raise TypeError(f"line {where}: '{names[i]}' becomes a {type(out).__name__} inside a traced {what}")
+        if widened:
+            builder.leave()
+            builder.discard(op)
+            continue
+        builder.yield_([convert(outs[i], carried[i]).id for i in sorted(carried)], where)
+        builder.leave()
+        results = dict(zip(sorted(carried), builder.finish(op)))
+        merged = []
+        for i, (name, before, after) in enumerate(zip(names, values, outs)):
+            if i in results:
+                merged.append(Value(results[i], carried[i]))
+            elif before is after:
+                merged.append(before)
+            elif isinstance(before, Unavailable):
+                merged.append(Unavailable(name, f"is only defined inside the traced {what} at line {where}"))
+            else:
+                raise TypeError(
+                    f"line {where}: '{name}' is reassigned to a different {type(after).__name__} inside a traced "
+                    f"{what}; only DSL scalars can change in dynamic loops"
+                )
+        return tuple(merged)
+
+
+def for_range(bounds, body_fn, values, names):
+    if len(bounds) == 1:
+        start, stop, step = 0, bounds[0], 1
+    elif len(bounds) == 2:
+        (start, stop), step = bounds, 1
+    elif len(bounds) == 3:
+        start, stop, step = bounds
+    else:
+        raise TypeError(f"range expected 1 to 3 arguments, got {len(bounds)}")
+    if isinstance(step, int) and not isinstance(step, Value) and step == 0:
+        raise ValueError("range() arg 3 must not be zero")
+    where = line()
+    builder = current().builder
+    index_type = dtypes.Int32
+    for bound in (start, stop, step):
+        if isinstance(bound, Value):
+            if not bound.dtype.is_integer:
+                raise TypeError(f"line {where}: range bounds must be integers, got {bound.dtype.name}")
+            index_type = dtypes.promote(index_type, bound.dtype)
+        elif isinstance(bound, float):
+            raise TypeError(f"line {where}: range bounds must be integers, got a float")
+    lower, upper, stride = (convert(b, index_type) for b in (start, stop, step))
+
+    def begin(inits):
+        op = builder.begin_for(lower.id, upper.id, stride.id, [v.id for v in inits], where)
+        arguments = builder.region_arguments(op, 0)
+        builder.enter(op, 0)
+        incoming = list(values)
+        for slot, i in enumerate(sorted(_carried(values))):
+            incoming[i] = Value(arguments[slot + 1], inits[slot].dtype)
+        outs = body_fn(Value(arguments[0], index_type), *incoming)
+        return op, outs, arguments
+
+    return _loop(begin, body_fn, values, names, where, "for loop")
+
+
+def while_(cond_fn, body_fn, values, names):
+    first = cond_fn(*values)
+    if not isinstance(first, Value):
+        condition = first
+        while condition:
+            values = body_fn(*values)
+            condition = cond_fn(*values)
+            if isinstance(condition, Value):
+                raise TypeError(
+                    f"line {line()}: this while loop started on a Python condition that became traced; "
+                    "make the condition traced from the start (e.g. with fx.Int32(...))"
+                )
+        return values
+    where = line()
+    builder = current().builder
+
+    def begin(inits):
+        op = builder.begin_while([v.id for v in inits], where)
+        order = sorted(_carried(values))
+        before = list(values)
+        arguments = builder.region_arguments(op, 0)
+        for slot, i in enumerate(order):
+            before[i] = Value(arguments[slot], inits[slot].dtype)
+        builder.enter(op, 0)
+        condition = convert(cond_fn(*before), dtypes.Boolean)
+        builder.condition(condition.id, list(arguments), where)
+        builder.leave()
+        after = list(values)
+        arguments = builder.region_arguments(op, 1)
+        for slot, i in enumerate(order):
+            after[i] = Value(arguments[slot], inits[slot].dtype)
+        builder.enter(op, 1)
+        return op, body_fn(*after), arguments
+
+    return _loop(begin, body_fn, values, names, where, "while loop")
+
+
+# -- calls ---------------------------------------------------------------------
+
+_LIBRARY_DIRS = tuple(
+    os.path.realpath(p) + os.sep
+    for p in {sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
+)
+_FLYRT_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def _user_function(fn):
+    if not isinstance(fn, types.FunctionType):
+        return False
+    code = fn.__code__
+    if code.co_flags & (0x20 | 0x80 | 0x200):  # generators and coroutines run as written
+        return False
+    filename = code.co_filename
+    if filename.startswith(_FLYRT_DIR):
+        return False
+    return not os.path.realpath(filename).startswith(_LIBRARY_DIRS)
+
+
+def call(fn, *args, **kwargs):
+    """A call inside traced code: user helpers are traced with their control
+    flow rewritten too."""
+    from .ast_rewrite import rewrite
+
+    if _user_function(fn):
+        try:
+            fn = rewrite(fn)
+        except (OSError, TypeError, SyntaxError):
+            pass  # no source to rewrite: it runs as written
+    return fn(*args, **kwargs)

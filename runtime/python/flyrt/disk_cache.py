@@ -1,0 +1,66 @@
+"""Compiled objects on disk, shared by processes (FLYDSL_RUNTIME_ENABLE_CACHE=1).
+
+Content-addressed: an entry's name is the SHA-256 of what produced it (the
+module's IR text, the CPU target and the compiler build), so no process can be
+served code compiled from anything else. Writes are atomic (a temporary file
+renamed into place) and every entry carries a checksum of its payload; a
+corrupt or truncated entry is reported, removed and rebuilt.
+"""
+
+import hashlib
+import os
+import tempfile
+import warnings
+
+_MAGIC = b"FLYRT-OBJ-1\n"
+_DIGEST = hashlib.sha256().digest_size
+
+
+def enabled():
+    return os.environ.get("FLYDSL_RUNTIME_ENABLE_CACHE", "0").lower() in ("1", "true", "yes", "on")
+
+
+def directory():
+    return os.environ.get("FLYDSL_RUNTIME_CACHE_DIR") or os.path.join(
+        os.path.expanduser("~"), ".cache", "flyrt")
+
+
+class CorruptEntryWarning(UserWarning):
+    """A cache entry failed its checksum and was removed."""
+
+
+def _path(key):
+    return os.path.join(directory(), key[:2], key + ".obj")
+
+
+def load(key):
+    """The payload stored under `key`, or None (absent or corrupt)."""
+    path = _path(key)
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        return None
+    header = len(_MAGIC) + _DIGEST
+    payload = data[header:]
+    if data[: len(_MAGIC)] != _MAGIC or hashlib.sha256(payload).digest() != data[len(_MAGIC) : header]:
+        warnings.warn(f"flyrt: corrupt cache entry {path} removed; recompiling", CorruptEntryWarning, stacklevel=2)
+        try:
+            os.remove(path)
+        except FileNotFoundError:
+            pass  # another process removed it first
+        return None
+    return payload
+
+
+def store(key, payload):
+    path = _path(key)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    fd, temporary = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(_MAGIC + hashlib.sha256(payload).digest() + payload)
+        os.replace(temporary, path)
+    except BaseException:
+        os.unlink(temporary)
+        raise

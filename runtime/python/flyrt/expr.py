@@ -1,0 +1,142 @@
+"""The DSL as kernels use it: ``import flyrt.expr as fx``."""
+
+import builtins
+
+from . import _core, dtypes, values
+from .dtypes import (  # noqa: F401  (public names)
+    BFloat16,
+    Boolean,
+    Float16,
+    Float32,
+    Float64,
+    Int8,
+    Int16,
+    Int32,
+    Int64,
+    UInt8,
+    UInt16,
+    UInt32,
+    UInt64,
+)
+from .tracing import current, line
+from .values import Value, select  # noqa: F401
+
+A = _core.Arith
+
+
+class Tensor:
+    """Annotation of a tensor parameter (numpy arrays; torch tensors via DLPack)."""
+
+
+class _ConstexprOf:
+    def __init__(self, python_type):
+        self.python_type = python_type
+
+    def __repr__(self):
+        return f"fx.Constexpr[{getattr(self.python_type, '__name__', self.python_type)}]"
+
+
+class Constexpr:
+    """``fx.Constexpr[int]``: a parameter whose value is compiled in."""
+
+    def __class_getitem__(cls, python_type):
+        return _ConstexprOf(python_type)
+
+
+def is_constexpr(annotation):
+    return annotation is Constexpr or isinstance(annotation, _ConstexprOf)
+
+
+class Stream:
+    """A GPU stream argument; launches on the CPU are synchronous."""
+
+    def __init__(self, handle=None):
+        self.handle = handle
+
+    def __repr__(self):
+        return f"fx.Stream({self.handle!r})"
+
+
+class _Dim3:
+    def __init__(self, which):
+        self._which = which
+
+    def _get(self, dim):
+        builder = current().builder
+        return Value(builder.special(self._which, dim, line()), dtypes.Int32)
+
+    @property
+    def x(self):
+        return self._get(0)
+
+    @property
+    def y(self):
+        return self._get(1)
+
+    @property
+    def z(self):
+        return self._get(2)
+
+
+thread_idx = _Dim3(_core.Special.thread_idx)
+block_idx = _Dim3(_core.Special.block_idx)
+block_dim = _Dim3(_core.Special.block_dim)
+grid_dim = _Dim3(_core.Special.grid_dim)
+
+
+def range_constexpr(*args):
+    """A loop unrolled while tracing: its bounds must be Python ints."""
+    for a in args:
+        if isinstance(a, Value):
+            raise TypeError("range_constexpr needs Python int bounds; use range(...) for a dynamic loop")
+    return range(*args)
+
+
+def const_expr(value):
+    """Marks a condition decided while tracing; it must be a Python value."""
+    if isinstance(value, Value):
+        raise TypeError("const_expr needs a Python value, got a traced one")
+    return value
+
+
+def _math(kind):
+    def apply(x):
+        return values.float_unary(kind, x)
+
+    apply.__name__ = kind.name
+    return apply
+
+
+exp = _math(A.exp)
+exp2 = _math(A.exp2)
+log = _math(A.log)
+log2 = _math(A.log2)
+sqrt = _math(A.sqrt)
+rsqrt = _math(A.rsqrt)
+floor = _math(A.floor)
+ceil = _math(A.ceil)
+
+
+def abs(x):  # noqa: A001  (the DSL's name)
+    return values.unary(A.abs, x) if isinstance(x, Value) else builtins.abs(x)
+
+
+def max(a, b):  # noqa: A001
+    if not isinstance(a, Value) and not isinstance(b, Value):
+        return a if a >= b else b
+    return values.maximum(a, b)
+
+
+def min(a, b):  # noqa: A001
+    if not isinstance(a, Value) and not isinstance(b, Value):
+        return a if a <= b else b
+    return values.minimum(a, b)
+
+
+def fma(a, b, c):
+    """a * b + c with one rounding (floats)."""
+    return values.fma(a, b, c)
+
+
+def ceildiv(a, b):
+    return (a + b - 1) // b

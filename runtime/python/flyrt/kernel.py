@@ -1,0 +1,131 @@
+"""``@flyc.kernel``: a function run by every thread of a launch.
+
+Calling a kernel inside a launcher's trace binds its arguments; ``.launch``
+traces the kernel for those argument types (once per trace and signature)
+and emits the launch into the launcher."""
+
+import functools
+import inspect
+
+from . import dtypes, tensor
+from .ast_rewrite import rewrite
+from .expr import Stream, Tensor, is_constexpr
+from .tracing import active, current, line
+from .values import Value, convert
+
+
+class KernelFunction:
+    def __init__(self, fn, known_block_size=None, name=None):
+        functools.update_wrapper(self, fn)
+        self.fn = fn
+        self.name = name or fn.__name__
+        self.signature = inspect.signature(fn)
+        self.known_block_size = _dim3(known_block_size) if known_block_size else (0, 0, 0)
+
+    def __call__(self, *args, **kwargs):
+        if active() is None:
+            raise RuntimeError(f"kernel {self.name} can only be launched from a @flyc.jit launcher")
+        bound = self.signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        return PendingLaunch(self, bound.arguments)
+
+    def __repr__(self):
+        return f"<flyrt kernel {self.name}>"
+
+
+class PendingLaunch:
+    """A kernel bound to arguments, waiting for its launch geometry."""
+
+    def __init__(self, kernel, arguments):
+        self.kernel = kernel
+        self.arguments = arguments
+
+    def launch(self, grid=(1, 1, 1), block=(1, 1, 1), smem=0, stream=None):
+        trace = current()
+        where = line()
+        params, natives, signature = self._classify()
+        name = trace.kernels.get((self.kernel, signature))
+        if name is None:
+            name = self._trace(trace, params, signature)
+        geometry = [convert(v, dtypes.Int32).id for v in (*_dim3(grid), *_dim3(block), smem)]
+        trace.builder.launch(name, geometry, natives, where)
+
+    def _classify(self):
+        """Per parameter: how the kernel receives it, its native values in
+        the launcher, and a hashable signature of the whole call."""
+        params, natives, signature = [], [], []
+        for pname, value in self.arguments.items():
+            annotation = self.kernel.signature.parameters[pname].annotation
+            if isinstance(value, tensor.TensorValue):
+                params.append(("tensor", value.dtype, value.ndim, value.contiguous))
+                natives.extend(value.native)
+                signature.append(("tensor", value.dtype.name, value.ndim, value.contiguous))
+            elif is_constexpr(annotation) or annotation is Stream or isinstance(value, Stream):
+                if isinstance(value, Value):
+                    raise TypeError(f"kernel {self.kernel.name}: '{pname}' is a Constexpr but got a traced value")
+                params.append(("const", value))
+                signature.append(("const", type(value).__name__, _hashable(value)))
+            elif isinstance(value, Value) or isinstance(annotation, dtypes.DType):
+                dtype = annotation if isinstance(annotation, dtypes.DType) else value.dtype
+                scalar = convert(value, dtype)
+                params.append(("scalar", dtype))
+                natives.append(scalar.id)
+                signature.append(("scalar", dtype.name))
+            elif annotation is Tensor:
+                raise TypeError(f"kernel {self.kernel.name}: '{pname}' must be a tensor, got {type(value).__name__}")
+            else:
+                # Other Python values are compiled in, as Constexpr.
+                params.append(("const", value))
+                signature.append(("const", type(value).__name__, _hashable(value)))
+        return params, natives, tuple(signature)
+
+    def _trace(self, trace, params, signature):
+        kernel = self.kernel
+        name = trace.unique_name(kernel.name)
+        types, names = [], []
+        for pname, p in zip(self.arguments, params):
+            if p[0] == "tensor":
+                native = tensor.native_types(p[1], p[2])
+                types.extend(native)
+                names.extend([pname] + [f"{pname}.shape{i}" for i in range(p[2])]
+                             + [f"{pname}.stride{i}" for i in range(p[2])])
+            elif p[0] == "scalar":
+                types.append(p[1].ir_type)
+                names.append(pname)
+        code = kernel.fn.__code__
+        builder = trace.module.add_function(
+            name, "kernel", types, names, code.co_filename, code.co_firstlineno, kernel.known_block_size)
+        ids = list(builder.parameters)
+        args = {}
+        for pname, p in zip(self.arguments, params):
+            if p[0] == "tensor":
+                count = 1 + 2 * p[2]
+                args[pname] = tensor.TensorValue(pname, p[1], ids[:count], p[3])
+                ids = ids[count:]
+            elif p[0] == "scalar":
+                args[pname] = Value(ids.pop(0), p[1])
+            else:
+                args[pname] = p[1]
+        trace.builders.append(builder)
+        try:
+            rewrite(kernel.fn)(**args)
+        finally:
+            trace.builders.pop()
+        trace.kernels[(kernel, signature)] = name
+        return name
+
+
+def _dim3(value):
+    if isinstance(value, (tuple, list)):
+        if not 1 <= len(value) <= 3:
+            raise ValueError(f"grid and block take 1 to 3 sizes, got {len(value)}")
+        return tuple(value) + (1,) * (3 - len(value))
+    return (value, 1, 1)
+
+
+def _hashable(value):
+    try:
+        hash(value)
+        return value
+    except TypeError:
+        return repr(value)

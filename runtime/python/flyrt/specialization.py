@@ -1,0 +1,65 @@
+"""What a launcher is specialized on, decoded from the key the C++
+dispatcher builds (src/dispatch/dispatcher.cpp has the encoding)."""
+
+from dataclasses import dataclass
+
+from . import _core, dtypes
+
+TENSOR, SCALAR, CONST_INT, CONST_OBJECT, CONST_BOOL, STREAM = 1, 2, 3, 4, 5, 6
+_KEY_WIDTH = {TENSOR: 4, SCALAR: 2, CONST_INT: 2, CONST_OBJECT: 2, CONST_BOOL: 2, STREAM: 1}
+
+# param_kind and scalar_class of dispatcher.hpp
+PARAM_TENSOR, PARAM_SCALAR, PARAM_CONSTEXPR, PARAM_STREAM = 0, 1, 2, 3
+SCALAR_CLASSES = [None, dtypes.Boolean, dtypes.Int32, dtypes.Int64, dtypes.Float32, dtypes.Float64]
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    dtype: dtypes.DType
+    ndim: int
+    contiguous: bool
+
+    def describe(self):
+        layout = "contiguous" if self.contiguous else "strided"
+        return f"{self.dtype.name}[{self.ndim}-d, {layout}]"
+
+
+@dataclass(frozen=True)
+class ScalarSpec:
+    dtype: dtypes.DType
+
+    def describe(self):
+        return self.dtype.name
+
+
+@dataclass(frozen=True)
+class ConstSpec:
+    value: object
+
+    def describe(self):
+        return f"Constexpr={self.value!r}"
+
+
+@dataclass(frozen=True)
+class StreamSpec:
+    def describe(self):
+        return "Stream"
+
+
+def decode(key, bound_args):
+    """One spec per parameter, from the key and the call's bound arguments."""
+    specs, pos = [], 0
+    for value in bound_args:
+        tag = key[pos]
+        if tag == TENSOR:
+            specs.append(TensorSpec(dtypes.from_scalar(_core.Scalar(key[pos + 1])), key[pos + 2], bool(key[pos + 3])))
+        elif tag == SCALAR:
+            specs.append(ScalarSpec(SCALAR_CLASSES[key[pos + 1]]))
+        elif tag in (CONST_INT, CONST_OBJECT, CONST_BOOL):
+            specs.append(ConstSpec(value))
+        elif tag == STREAM:
+            specs.append(StreamSpec())
+        else:
+            raise ValueError(f"unknown specialization key tag {tag}")
+        pos += _KEY_WIDTH[tag]
+    return specs

@@ -1,0 +1,86 @@
+"""The trace in progress: which module and function ops go into, and where
+in the user's source each op comes from."""
+
+import os
+import sys
+import threading
+
+from . import _core
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_state = threading.local()
+
+
+class Trace:
+    """One launcher being traced into one IR module."""
+
+    def __init__(self, name):
+        self.module = _core.Module(name)
+        self.builders = []  # function builders, innermost last
+        self.kernels = {}  # (kernel, signature) -> traced kernel name
+        self.names = set()
+        self.files = {}  # id(builder) -> file its ops currently come from
+
+    def unique_name(self, base):
+        name, n = base, 1
+        while name in self.names:
+            n += 1
+            name = f"{base}_{n}"
+        self.names.add(name)
+        return name
+
+    @property
+    def builder(self):
+        return self.builders[-1]
+
+
+def current():
+    """The active trace; raises when DSL values are used outside one."""
+    trace = getattr(_state, "trace", None)
+    if trace is None:
+        raise RuntimeError("flyrt DSL operations only work inside a @flyc.kernel or @flyc.jit function")
+    return trace
+
+
+def active():
+    return getattr(_state, "trace", None)
+
+
+class tracing:
+    """Context manager making `trace` the active one (nesting restores)."""
+
+    def __init__(self, trace):
+        self.trace = trace
+
+    def __enter__(self):
+        self.previous = getattr(_state, "trace", None)
+        _state.trace = self.trace
+        _core.set_tracing(True)
+        return self.trace
+
+    def __exit__(self, *exc):
+        _state.trace = self.previous
+        _core.set_tracing(self.previous is not None)
+        return False
+
+
+def user_frame():
+    """The innermost frame of the user's code (outside flyrt)."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        frame = frame.f_back
+    return frame
+
+
+def line():
+    """Source line for the next op; also points the builder at the file."""
+    frame = user_frame()
+    if frame is None:
+        return 0
+    trace = current()
+    builder = trace.builder
+    filename = frame.f_code.co_filename
+    if trace.files.get(id(builder)) != filename:
+        trace.files[id(builder)] = filename
+        builder.set_file(filename)
+    return frame.f_lineno

@@ -1,0 +1,343 @@
+"""Traced scalar values: Python operators on them emit IR ops.
+
+Integer ``//`` and ``%`` follow Python (floor division, the remainder takes
+the divisor's sign); ``/`` is true division (integers become Float32).
+Integer division by zero gives 0 instead of trapping.
+"""
+
+from . import _core, dtypes
+from .tracing import current, line
+
+A = _core.Arith
+P = _core.Predicate
+
+
+class Value:
+    """An SSA value of the function being traced."""
+
+    __slots__ = ("id", "dtype")
+
+    def __init__(self, value_id, dtype):
+        self.id = value_id
+        self.dtype = dtype
+
+    def __repr__(self):
+        return f"<traced {self.dtype.name} %{self.id}>"
+
+    def __bool__(self):
+        raise TypeError(
+            f"a traced {self.dtype.name} has no Python truth value here: dynamic control flow works "
+            "in `if`, `while`, `for ... in range(...)`, `and`/`or`/`not` and `x if c else y` written "
+            "directly in a kernel or traced helper, but not inside loops or branches that `return`, "
+            "`break` or `continue`; use fx.select(cond, a, b) or fx.const_expr for Python decisions"
+        )
+
+    def __index__(self):
+        raise TypeError(
+            f"a traced {self.dtype.name} cannot be used as a Python int (e.g. in range_constexpr or "
+            "a Python list index); use range(...) for a dynamic loop, or pass it as fx.Constexpr"
+        )
+
+    def __iter__(self):
+        raise TypeError(f"a traced {self.dtype.name} is not iterable")
+
+    def __hash__(self):
+        return id(self)
+
+    # -- conversions ----------------------------------------------------------
+
+    def to(self, dtype):
+        return convert(self, dtype)
+
+    def bitcast(self, dtype):
+        if dtype.bits != self.dtype.bits:
+            raise TypeError(f"bitcast from {self.dtype.name} to {dtype.name}: the widths differ")
+        b = current().builder
+        return Value(b.bitcast(self.id, dtype.ir_type, line()), dtype)
+
+    def select(self, if_true, if_false):
+        return select(self, if_true, if_false)
+
+    # -- arithmetic -------------------------------------------------------------
+
+    def __add__(self, other):
+        return _binary(A.add, self, other)
+
+    def __radd__(self, other):
+        return _binary(A.add, other, self)
+
+    def __sub__(self, other):
+        return _binary(A.sub, self, other)
+
+    def __rsub__(self, other):
+        return _binary(A.sub, other, self)
+
+    def __mul__(self, other):
+        return _binary(A.mul, self, other)
+
+    def __rmul__(self, other):
+        return _binary(A.mul, other, self)
+
+    def __truediv__(self, other):
+        return true_divide(self, other)
+
+    def __rtruediv__(self, other):
+        return true_divide(other, self)
+
+    def __floordiv__(self, other):
+        return floor_divide(self, other)
+
+    def __rfloordiv__(self, other):
+        return floor_divide(other, self)
+
+    def __mod__(self, other):
+        return modulo(self, other)
+
+    def __rmod__(self, other):
+        return modulo(other, self)
+
+    def __and__(self, other):
+        return _bitwise(A.bit_and, self, other)
+
+    def __rand__(self, other):
+        return _bitwise(A.bit_and, other, self)
+
+    def __or__(self, other):
+        return _bitwise(A.bit_or, self, other)
+
+    def __ror__(self, other):
+        return _bitwise(A.bit_or, other, self)
+
+    def __xor__(self, other):
+        return _bitwise(A.bit_xor, self, other)
+
+    def __rxor__(self, other):
+        return _bitwise(A.bit_xor, other, self)
+
+    def __lshift__(self, other):
+        return _bitwise(A.shl, self, other)
+
+    def __rlshift__(self, other):
+        return _bitwise(A.shl, other, self)
+
+    def __rshift__(self, other):
+        return _bitwise(A.shr, self, other)
+
+    def __rrshift__(self, other):
+        return _bitwise(A.shr, other, self)
+
+    def __neg__(self):
+        return unary(A.neg, self)
+
+    def __pos__(self):
+        return self
+
+    def __invert__(self):
+        if self.dtype.is_bool:
+            return logical_not(self)
+        if self.dtype.is_float:
+            raise TypeError("~ needs an integer or Boolean")
+        return unary(A.bit_not, self)
+
+    def __abs__(self):
+        return unary(A.abs, self)
+
+    # -- comparisons ------------------------------------------------------------
+
+    def __lt__(self, other):
+        return compare(P.lt, self, other)
+
+    def __le__(self, other):
+        return compare(P.le, self, other)
+
+    def __gt__(self, other):
+        return compare(P.gt, self, other)
+
+    def __ge__(self, other):
+        return compare(P.ge, self, other)
+
+    def __eq__(self, other):
+        return compare(P.eq, self, other)
+
+    def __ne__(self, other):
+        return compare(P.ne, self, other)
+
+
+def is_traced(value):
+    return isinstance(value, Value)
+
+
+def constant(value, dtype=None):
+    """A traced constant of `dtype` (default: the Python value's DSL type)."""
+    if isinstance(value, Value):
+        return value if dtype is None else convert(value, dtype)
+    dtype = dtype or dtypes.default_for(value)
+    b = current().builder
+    if dtype.is_float:
+        return Value(b.constant_float(dtype.ir_type, float(value), line()), dtype)
+    if isinstance(value, float):
+        if value != int(value):
+            raise TypeError(f"{value!r} is not an integer: it cannot be a {dtype.name} constant")
+        value = int(value)
+    value = int(value)
+    if dtype.is_bool:
+        value = 1 if value else 0
+    elif dtype.is_unsigned:
+        value &= (1 << dtype.bits) - 1
+        if value >= 1 << 63:
+            value -= 1 << 64  # the IR holds 64-bit patterns
+    else:
+        value = ((value + (1 << (dtype.bits - 1))) % (1 << dtype.bits)) - (1 << (dtype.bits - 1))
+    return Value(b.constant_int(dtype.ir_type, value, line()), dtype)
+
+
+def convert(value, dtype):
+    """`value` (traced or Python) as a traced `dtype`."""
+    if not isinstance(value, Value):
+        return constant(value, dtype)
+    if value.dtype is dtype:
+        return value
+    b = current().builder
+    return Value(b.cast(value.id, dtype.ir_type, line()), dtype)
+
+
+def _operands(a, b):
+    """Both operands as traced values of their common type."""
+    if isinstance(a, Value) and isinstance(b, Value):
+        common = dtypes.promote(a.dtype, b.dtype)
+    elif isinstance(a, Value):
+        common = _meet_python(a.dtype, b)
+    elif isinstance(b, Value):
+        common = _meet_python(b.dtype, a)
+    else:
+        raise TypeError("neither operand is traced")
+    return convert(a, common), convert(b, common), common
+
+
+def _meet_python(dtype, value):
+    """A Python scalar adopts the traced type, unless it needs a float."""
+    if isinstance(value, (bool, int)):
+        return dtype
+    if isinstance(value, float):
+        return dtype if dtype.is_float else dtypes.Float32
+    raise TypeError(f"cannot combine a traced {dtype.name} with {type(value).__name__}")
+
+
+def _binary(kind, a, b):
+    a, b, common = _operands(a, b)
+    if common.is_bool and kind in (A.add, A.sub, A.mul):
+        a, b, common = convert(a, dtypes.Int32), convert(b, dtypes.Int32), dtypes.Int32
+    builder = current().builder
+    return Value(builder.binary(kind, a.id, b.id, line()), common)
+
+
+def _bitwise(kind, a, b):
+    a, b, common = _operands(a, b)
+    if common.is_float:
+        raise TypeError("bitwise operators need integer or Boolean operands")
+    if common.is_bool and kind in (A.shl, A.shr):
+        raise TypeError("shifts need integer operands")
+    builder = current().builder
+    return Value(builder.binary(kind, a.id, b.id, line()), common)
+
+
+def unary(kind, x):
+    x = constant(x)
+    builder = current().builder
+    return Value(builder.unary(kind, x.id, line()), x.dtype)
+
+
+def float_unary(kind, x):
+    """A math function: integers are converted to Float32 first."""
+    x = constant(x)
+    if not x.dtype.is_float:
+        x = convert(x, dtypes.Float32)
+    return unary(kind, x)
+
+
+def compare(predicate, a, b):
+    a, b, _ = _operands(a, b)
+    builder = current().builder
+    return Value(builder.compare(predicate, a.id, b.id, line()), dtypes.Boolean)
+
+
+def select(cond, if_true, if_false):
+    """`if_true` where `cond` holds, else `if_false` (both evaluated)."""
+    cond = convert(cond, dtypes.Boolean)
+    if_true, if_false, _ = _operands_or_constants(if_true, if_false)
+    builder = current().builder
+    return Value(builder.select(cond.id, if_true.id, if_false.id, line()), if_true.dtype)
+
+
+def _operands_or_constants(a, b):
+    if not isinstance(a, Value) and not isinstance(b, Value):
+        a = constant(a)
+    return _operands(a, b)
+
+
+def true_divide(a, b):
+    a, b, common = _operands(a, b)
+    if not common.is_float:
+        a, b, common = convert(a, dtypes.Float32), convert(b, dtypes.Float32), dtypes.Float32
+    builder = current().builder
+    return Value(builder.binary(A.div, a.id, b.id, line()), common)
+
+
+def floor_divide(a, b):
+    a, b, common = _operands(a, b)
+    builder = current().builder
+    if common.is_float:
+        quotient = Value(builder.binary(A.div, a.id, b.id, line()), common)
+        return unary(A.floor, quotient)
+    quotient = Value(builder.binary(A.div, a.id, b.id, line()), common)
+    if common.is_unsigned or common.is_bool:
+        return quotient
+    # Truncation rounds towards zero; Python floors: step down when the
+    # remainder is non-zero and its sign differs from the divisor's.
+    remainder = Value(builder.binary(A.rem, a.id, b.id, line()), common)
+    return select(_adjusts(remainder, b), quotient - 1, quotient)
+
+
+def modulo(a, b):
+    a, b, common = _operands(a, b)
+    builder = current().builder
+    remainder = Value(builder.binary(A.rem, a.id, b.id, line()), common)
+    if common.is_unsigned or common.is_bool:
+        return remainder
+    return select(_adjusts(remainder, b), remainder + b, remainder)
+
+
+def _adjusts(remainder, divisor):
+    zero = constant(0, remainder.dtype)
+    nonzero = compare(P.ne, remainder, zero)
+    signs_differ = compare(P.ne, compare(P.lt, remainder, zero), compare(P.lt, divisor, zero))
+    return _bitwise(A.bit_and, nonzero, signs_differ)
+
+
+def logical_not(x):
+    x = convert(x, dtypes.Boolean)
+    return _bitwise(A.bit_xor, x, True)
+
+
+def minimum(a, b):
+    a, b, common = _operands(a, b)
+    builder = current().builder
+    return Value(builder.binary(A.min, a.id, b.id, line()), common)
+
+
+def maximum(a, b):
+    a, b, common = _operands(a, b)
+    builder = current().builder
+    return Value(builder.binary(A.max, a.id, b.id, line()), common)
+
+
+def fma(a, b, c):
+    a = constant(a) if not isinstance(a, Value) else a
+    common = dtypes.promote(dtypes.promote(a.dtype, _dtype_of(b, a.dtype)), _dtype_of(c, a.dtype))
+    a, b, c = convert(a, common), convert(b, common), convert(c, common)
+    builder = current().builder
+    return Value(builder.fma(a.id, b.id, c.id, line()), common)
+
+
+def _dtype_of(value, fallback):
+    return value.dtype if isinstance(value, Value) else _meet_python(fallback, value)
