@@ -283,12 +283,33 @@ def true_divide(a, b):
     return Value(builder.binary(A.div, a.id, b.id, line()), common)
 
 
+def _float_divmod(a, b):
+    """numpy's divmod for floats (npy_divmod), exact where floor(a / b) is not."""
+    builder = current().builder
+    common = a.dtype
+    zero = constant(0.0, common)
+    signed_zero = select(compare(P.lt, b, zero), constant(-0.0, common), zero)
+    fmod = Value(builder.binary(A.rem, a.id, b.id, line()), common)
+    adjust = _bitwise(A.bit_and, compare(P.ne, fmod, zero),
+                      compare(P.ne, compare(P.lt, b, zero), compare(P.lt, fmod, zero)))
+    modulus = select(adjust, fmod + b, fmod)
+    modulus = select(compare(P.eq, modulus, zero), signed_zero, modulus)
+    exact = Value(builder.binary(A.div, (a - fmod).id, b.id, line()), common)
+    exact = select(adjust, exact - 1.0, exact)
+    floored = unary(A.floor, exact)
+    floored = select(compare(P.gt, exact - floored, constant(0.5, common)), floored + 1.0, floored)
+    quotient = Value(builder.binary(A.div, a.id, b.id, line()), common)
+    floored = select(compare(P.eq, exact, zero), select(compare(P.lt, quotient, zero), constant(-0.0, common), zero),
+                     floored)
+    floored = select(compare(P.eq, b, zero), quotient, floored)
+    return floored, modulus
+
+
 def floor_divide(a, b):
     a, b, common = _operands(a, b)
     builder = current().builder
     if common.is_float:
-        quotient = Value(builder.binary(A.div, a.id, b.id, line()), common)
-        return unary(A.floor, quotient)
+        return _float_divmod(a, b)[0]
     quotient = Value(builder.binary(A.div, a.id, b.id, line()), common)
     if common.is_unsigned or common.is_bool:
         return quotient
@@ -300,6 +321,8 @@ def floor_divide(a, b):
 
 def modulo(a, b):
     a, b, common = _operands(a, b)
+    if common.is_float:
+        return _float_divmod(a, b)[1]
     builder = current().builder
     remainder = Value(builder.binary(A.rem, a.id, b.id, line()), common)
     if common.is_unsigned or common.is_bool:
