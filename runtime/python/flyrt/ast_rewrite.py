@@ -155,33 +155,54 @@ class _Rewriter(ast.NodeTransformer):
         self.counter += 1
         return f"__fly_{kind}_{self.counter}"
 
-    # -- statement lists: the early-exit pattern ------------------------------
+    # -- returns inside ifs: one exit, through a variable -------------------
 
-    def _early_exits(self, statements):
-        """`if c: ...; return` followed by more statements -> if/else."""
+    def _returns_to_assignments(self, statements, node):
+        """`statements` with each return turned into `__flyrt_result__ = value`,
+        when every return sits at the end of an if-chain at this level;
+        None when a return hides elsewhere (e.g. in a loop)."""
         out = []
         for i, statement in enumerate(statements):
-            if (
-                isinstance(statement, ast.If)
-                and not statement.orelse
-                and statement.body
-                and isinstance(statement.body[-1], ast.Return)
-                and statement.body[-1].value is None
-                and not escapes(statement.body[:-1], False)
-                and i + 1 < len(statements)
-            ):
-                rest = self._early_exits(statements[i + 1 :])
-                if not escapes(rest, False):
-                    body = statement.body[:-1] or [ast.copy_location(ast.Pass(), statement)]
-                    out.append(ast.copy_location(ast.If(test=statement.test, body=body, orelse=rest), statement))
-                    return out
+            if isinstance(statement, ast.Return):
+                out.append(self._result(statement.value, statement))
+                return out
+            if isinstance(statement, ast.If) and escapes([statement], False):
+                body, orelse = statement.body, statement.orelse
+                if not (body and isinstance(body[-1], ast.Return)) or escapes(body[:-1], False):
+                    return None
+                then_part = body[:-1] + [self._result(body[-1].value, body[-1])]
+                else_returns = orelse and isinstance(orelse[-1], ast.Return) and not escapes(orelse[:-1], False)
+                if else_returns:
+                    else_part = orelse[:-1] + [self._result(orelse[-1].value, orelse[-1])]
+                elif escapes(orelse, False):
+                    return None
+                else:
+                    else_part = self._returns_to_assignments(orelse + statements[i + 1 :], node)
+                    if else_part is None:
+                        return None
+                out.append(ast.copy_location(ast.If(test=statement.test, body=then_part, orelse=else_part), statement))
+                return out
+            if escapes([statement], False):
+                return None
             out.append(statement)
+        out.append(self._result(None, node))
         return out
+
+    @staticmethod
+    def _result(value, node):
+        value = value if value is not None else ast.Constant(None)
+        target = ast.Name(id="__flyrt_result__", ctx=ast.Store())
+        return ast.copy_location(ast.Assign(targets=[target], value=value), node)
 
     def visit_FunctionDef(self, node):
         saved = self.loop_depth
         self.loop_depth = 0
-        node.body = self._early_exits(node.body)
+        has_early_return = any(isinstance(s, ast.If) and escapes([s], False) for s in node.body)
+        if has_early_return:
+            single_exit = self._returns_to_assignments(node.body, node)
+            if single_exit is not None:
+                result = ast.Return(value=ast.Name(id="__flyrt_result__", ctx=ast.Load()))
+                node.body = single_exit + [ast.copy_location(result, node.body[-1])]
         self.generic_visit(node)
         self.loop_depth = saved
         return node
