@@ -40,6 +40,7 @@ public:
     value_id load(value_id ptr, value_id offset, int line);
     void store(value_id ptr, value_id offset, value_id value, int line);
     void launch(const std::string& kernel, const std::vector<value_id>& geometry, const std::vector<value_id>& args, int line);
+    void report(const std::string& message, const std::vector<value_id>& values, int line);
 
     // Structured control flow; ops are referred to by the handle returned.
     using op_handle = op*;

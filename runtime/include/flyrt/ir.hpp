@@ -87,6 +87,8 @@ enum class opcode : std::uint8_t
     yield,        // values flowing out of a region
     condition,    // cond, values...: ends a while's `before` region
     launch,       // attr: callee; grid xyz, block xyz, smem, args...
+    report,       // values...; callee: message with {} for each value. Records
+                  // the launch's first error (e.g. an out-of-bounds index)
     ret,
 };
 

@@ -319,7 +319,11 @@ class _Rewriter(ast.NodeTransformer):
 
 
 def _source_tree(fn):
-    lines, first_line = inspect.getsourcelines(fn)
+    try:
+        lines, first_line = inspect.getsourcelines(fn)
+    except OSError as error:
+        raise OSError(f"flyrt needs the source of {fn.__qualname__} ({fn.__code__.co_filename}) to trace it: "
+                      "define kernels in a file or a notebook cell") from error
     tree = ast.parse(textwrap.dedent("".join(lines)))
     ast.increment_lineno(tree, first_line - 1)
     node = tree.body[0]

@@ -47,8 +47,10 @@ class StreamSpec:
 
 
 def decode(key, bound_args):
-    """One spec per parameter, from the key and the call's bound arguments."""
-    specs, pos = [], 0
+    """One spec per parameter, from the key and the call's bound arguments.
+    The key's first entry is the compile mode (bounds checks), read by the
+    tracer from the environment as well."""
+    specs, pos = [], 1
     for value in bound_args:
         tag = key[pos]
         if tag == TENSOR:

@@ -1,9 +1,20 @@
 """Tensors inside a trace: a data pointer, shape and strides (in elements),
-all runtime values; element access loads and stores through the strides."""
+all runtime values; element access loads and stores through the strides.
+
+With FLYDSL_DEBUG_BOUNDS=1 every access is checked against the shape; an
+access out of bounds is skipped and the launch raises IndexError naming the
+tensor, the index and the Python line."""
+
+import os
 
 from . import _core, dtypes
-from .tracing import current, line
+from .tracing import current, line, user_frame
 from .values import Value, constant, convert
+
+
+def bounds_checking():
+    # The same rule as compile_mode() in src/dispatch/dispatcher.cpp.
+    return os.environ.get("FLYDSL_DEBUG_BOUNDS", "")[:1] not in ("", "0")
 
 
 class TensorValue:
@@ -39,29 +50,67 @@ class TensorValue:
     def __repr__(self):
         return f"<traced tensor {self.name}: {self.dtype.name}, {self.ndim}-d>"
 
-    def _offset(self, index):
+    def _indices(self, index):
         if not isinstance(index, tuple):
             index = (index,)
         if len(index) != self.ndim:
             raise IndexError(f"tensor {self.name} has {self.ndim} dimensions, indexed with {len(index)}")
+        if any(isinstance(i, slice) for i in index):
+            raise IndexError("slices of traced tensors are not supported; index single elements")
+        return [convert(i, dtypes.Int64) if isinstance(i, Value) else constant(int(i), dtypes.Int64) for i in index]
+
+    def _offset(self, indices):
         offset = None
-        for i, stride in zip(index, self._strides):
-            if isinstance(i, slice):
-                raise IndexError("slices of traced tensors are not supported; index single elements")
-            i = convert(i, dtypes.Int64) if isinstance(i, Value) else constant(int(i), dtypes.Int64)
+        for i, stride in zip(indices, self._strides):
             term = i if (not isinstance(stride, Value) and stride == 1) else i * convert(stride, dtypes.Int64)
             offset = term if offset is None else offset + term
         return offset if offset is not None else constant(0, dtypes.Int64)
 
+    def _checked(self, indices, access, fallback):
+        """`access()` where every index is within the shape; elsewhere the
+        launch records an IndexError and `fallback()` stands in."""
+        from .control_flow import UNDEFINED, if_
+
+        shape = [convert(s, dtypes.Int64) for s in self._shape]
+        ok = None
+        for i, size in zip(indices, shape):
+            inside = (i >= 0) & (i < size)
+            ok = inside if ok is None else ok & inside
+        frame = user_frame()
+        where = f"{frame.f_code.co_filename}:{frame.f_lineno}" if frame else "?"
+        holes = ", ".join("{}" for _ in indices)
+        message = (f"index ({holes}) is out of bounds for tensor '{self.name}' of shape ({holes}) at {where}")
+
+        def report(_):
+            current().builder.report(message, [v.id for v in indices + shape], line())
+            return (fallback(),)
+
+        return if_(ok, lambda _: (access(),), report, (UNDEFINED,), ("element",))[0]
+
     def __getitem__(self, index):
-        offset = self._offset(index)
+        indices = self._indices(index)
         builder = current().builder
-        return Value(builder.load(self.pointer, offset.id, line()), self.dtype)
+
+        def load():
+            return Value(builder.load(self.pointer, self._offset(indices).id, line()), self.dtype)
+
+        if bounds_checking():
+            return self._checked(indices, load, lambda: constant(0, self.dtype))
+        return load()
 
     def __setitem__(self, index, value):
-        offset = self._offset(index)
+        indices = self._indices(index)
         value = convert(value, self.dtype)
-        current().builder.store(self.pointer, offset.id, value.id, line())
+        builder = current().builder
+
+        def store():
+            builder.store(self.pointer, self._offset(indices).id, value.id, line())
+            return 0
+
+        if bounds_checking():
+            self._checked(indices, store, lambda: 0)
+        else:
+            store()
 
 
 def pointer_type(dtype):

@@ -284,6 +284,9 @@ private:
         case opcode::launch:
             emit_launch(o);
             break;
+        case opcode::report:
+            emit_report(o);
+            break;
         case opcode::ret:
         case opcode::yield:
         case opcode::condition:
@@ -668,6 +671,21 @@ private:
         {
             bind(o.results[i], forwarded[i + 1]);
         }
+    }
+
+    void emit_report(const ir::op& o)
+    {
+        const std::size_t count = o.operands.size();
+        llvm::Value* values = m_b.CreateAlloca(llvm::ArrayType::get(m_b.getInt64Ty(), count == 0 ? 1 : count));
+        for (std::size_t i = 0; i < count; ++i)
+        {
+            m_b.CreateStore(value(o.operands[i]), m_b.CreateConstInBoundsGEP1_64(m_b.getInt64Ty(), values, i));
+        }
+        llvm::FunctionCallee report = m_out.getOrInsertFunction(
+            report_symbol,
+            llvm::FunctionType::get(m_b.getVoidTy(), {m_b.getPtrTy(), m_b.getInt32Ty(), m_b.getPtrTy()}, false));
+        m_b.CreateCall(report,
+                       {m_b.CreateGlobalStringPtr(o.callee), m_b.getInt32(static_cast<std::int32_t>(count)), values});
     }
 
     void emit_launch(const ir::op& o)

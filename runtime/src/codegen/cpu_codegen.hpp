@@ -21,6 +21,7 @@ namespace flyrt::codegen
 
 inline constexpr const char* blocks_suffix = ".blocks";
 inline constexpr const char* launch_symbol = "flyrt_cpu_launch";
+inline constexpr const char* report_symbol = "flyrt_report_error";
 
 std::unique_ptr<llvm::Module> emit_cpu_module(const ir::module& m, llvm::LLVMContext& context);
 

@@ -6,6 +6,7 @@
 #include <numpy/arrayobject.h>
 
 #include <climits>
+#include <cstdlib>
 #include <cstring>
 
 #include "../launch/cpu_launch.hpp"
@@ -71,6 +72,18 @@ std::int64_t dtype_code(PyArrayObject* array)
         return -1;
     }
     return static_cast<std::int64_t>(s);
+}
+
+// FLYDSL_DEBUG_BOUNDS changes the generated code, so it is part of the key;
+// read on every call, as the user may flip it between calls.
+std::int64_t compile_mode()
+{
+    const char* bounds = std::getenv("FLYDSL_DEBUG_BOUNDS");
+    if (bounds == nullptr || bounds[0] == '\0' || bounds[0] == '0')
+    {
+        return 0;
+    }
+    return 1;
 }
 
 std::uint64_t bits_of_float(float value)
@@ -341,8 +354,9 @@ py::object dispatcher::call(py::args args, const py::kwargs& kwargs)
     }
 
     call_state state;
-    state.key.reserve(4 * count);
+    state.key.reserve(4 * count + 1);
     state.slots.reserve(4 * count);
+    state.key.push_back(compile_mode());
     for (std::size_t i = 0; i < count; ++i)
     {
         describe(i, bound[i], state);
@@ -378,6 +392,10 @@ py::object dispatcher::call(py::args args, const py::kwargs& kwargs)
     }
     ++found->hits;
     const std::int32_t status = found->entry(state.slots.data());
+    if (status == launch::status_reported)
+    {
+        throw py::index_error(launch::last_error());
+    }
     if (status != 0)
     {
         throw std::runtime_error(launch::last_error());

@@ -133,6 +133,12 @@ void function_builder::launch(const std::string& kernel,
     o.callee = kernel;
 }
 
+void function_builder::report(const std::string& message, const std::vector<value_id>& values, int line)
+{
+    op& o = append(opcode::report, values, line);
+    o.callee = message;
+}
+
 function_builder::op_handle function_builder::begin_if(value_id cond, int line)
 {
     op& o = append(opcode::if_, {cond}, line);

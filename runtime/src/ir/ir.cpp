@@ -105,6 +105,7 @@ const char* opcode_name(opcode code)
                                         "yield",
                                         "condition",
                                         "launch",
+                                        "report",
                                         "return"};
     return names[static_cast<int>(code)];
 }

@@ -282,6 +282,19 @@ private:
         case opcode::launch:
             check_launch(o);
             break;
+        case opcode::report:
+            for (value_id v : o.operands)
+            {
+                if (m_fn.type_of(v).kind != scalar::i64)
+                {
+                    fail("reported values must be Int64", o.loc);
+                }
+            }
+            if (!kernel)
+            {
+                fail("errors are reported from kernels", o.loc);
+            }
+            break;
         case opcode::ret:
             break;
         }

@@ -165,6 +165,8 @@ loaded_object::loaded_object(const std::string& object_bytes)
     llvm::orc::SymbolMap runtime;
     runtime[jit.mangleAndIntern(codegen::launch_symbol)] = {
         llvm::orc::ExecutorAddr::fromPtr(&flyrt_cpu_launch), llvm::JITSymbolFlags::Exported};
+    runtime[jit.mangleAndIntern(codegen::report_symbol)] = {
+        llvm::orc::ExecutorAddr::fromPtr(&flyrt_report_error), llvm::JITSymbolFlags::Exported};
     if (auto error = m_dylib->define(llvm::orc::absoluteSymbols(std::move(runtime))))
     {
         throw std::runtime_error("cannot define runtime symbols: " + message_of(std::move(error)));

@@ -15,6 +15,11 @@ namespace
 
 thread_local std::string t_last_error;
 
+// The first error kernels reported during the current launch.
+std::mutex g_report_mutex;
+std::atomic<bool> g_reported{false};
+std::string g_report;
+
 // Below this many thread-iterations a launch runs on the caller's thread:
 // waking the pool would cost more than the work.
 constexpr std::uint64_t inline_threshold = 1u << 15;
@@ -171,6 +176,31 @@ unsigned worker_count()
 
 }  // namespace flyrt::launch
 
+extern "C" void flyrt_report_error(const char* message, std::int32_t count, const std::int64_t* values)
+{
+    using namespace flyrt::launch;
+    if (g_reported.exchange(true))
+    {
+        return;
+    }
+    std::string text;
+    std::int32_t next = 0;
+    for (const char* c = message; *c != '\0'; ++c)
+    {
+        if (c[0] == '{' && c[1] == '}' && next < count)
+        {
+            text += std::to_string(values[next++]);
+            ++c;
+        }
+        else
+        {
+            text += *c;
+        }
+    }
+    std::lock_guard<std::mutex> lock(g_report_mutex);
+    g_report = std::move(text);
+}
+
 extern "C" std::int32_t flyrt_cpu_launch(flyrt::launch::blocks_function fn,
                                          const void* slots,
                                          const flyrt::launch::geometry* g,
@@ -217,12 +247,21 @@ extern "C" std::int32_t flyrt_cpu_launch(flyrt::launch::blocks_function fn,
     {
         return 0;
     }
+    g_reported = false;
     if (blocks == 1 || blocks * threads < inline_threshold || pool().size() == 0)
     {
         std::vector<unsigned char> shared(g->smem_bytes);
         fn(slots, g, 0, blocks, shared.data());
-        return 0;
     }
-    pool().run(fn, slots, g, blocks);
+    else
+    {
+        pool().run(fn, slots, g, blocks);
+    }
+    if (g_reported)
+    {
+        std::lock_guard<std::mutex> lock(g_report_mutex);
+        t_last_error = g_report;
+        return status_reported;
+    }
     return 0;
 }

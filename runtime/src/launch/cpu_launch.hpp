@@ -25,6 +25,9 @@ using blocks_function = void (*)(const void* slots,
                                  std::uint64_t last_block,
                                  void* shared_memory);
 
+// Status of a launch whose kernel reported an error (flyrt_report_error).
+inline constexpr std::int32_t status_reported = 2;
+
 // The launcher's last error message, for the thread that saw a non-zero status.
 const std::string& last_error();
 
@@ -33,6 +36,10 @@ void set_worker_count(unsigned count);
 unsigned worker_count();
 
 }  // namespace flyrt::launch
+
+// Called by generated kernels: records the launch's first error, the
+// `{}` in `message` replaced by `values`.
+extern "C" void flyrt_report_error(const char* message, std::int32_t count, const std::int64_t* values);
 
 // Called by generated launchers. `known_block_size` (3 sizes, or null) is what
 // the kernel was compiled for. Returns 0, or non-zero with last_error() set.

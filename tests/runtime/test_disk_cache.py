@@ -1,0 +1,82 @@
+"""The disk cache across processes: reuse, corrupt-entry recovery, and
+several processes filling one cache at once."""
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+PROGRAM = textwrap.dedent("""
+    import warnings
+    import numpy as np
+    import flyrt.compiler as flyc
+    import flyrt.expr as fx
+
+    @flyc.kernel
+    def _axpy(x: fx.Tensor, y: fx.Tensor, a: fx.Float32, n: fx.Int32):
+        i = fx.block_idx.x * fx.block_dim.x + fx.thread_idx.x
+        if i < n:
+            y[i] = a * x[i] + y[i]
+
+    @flyc.jit
+    def axpy(x: fx.Tensor, y: fx.Tensor, a: fx.Float32, n: fx.Int32):
+        _axpy(x, y, a, n).launch(grid=((n + 127) // 128,), block=(128,))
+
+    x = np.arange(1000, dtype=np.float32)
+    y = np.ones(1000, np.float32)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        axpy(x, y, 2.0, 1000)
+    assert np.array_equal(y, 2 * x + 1), "wrong result"
+    info = axpy.cache_info()
+    print(info.compiles, info.misses, sum("corrupt cache entry" in str(w.message) for w in caught))
+""")
+
+
+def program(directory):
+    path = Path(directory) / "axpy_program.py"
+    if not path.exists():
+        path.write_text(PROGRAM)
+    return str(path)
+
+
+def run(cache_dir, enabled="1"):
+    env = dict(os.environ, FLYDSL_RUNTIME_ENABLE_CACHE=enabled, FLYDSL_RUNTIME_CACHE_DIR=str(cache_dir / "cache"))
+    done = subprocess.run([sys.executable, program(cache_dir)], env=env, capture_output=True, text=True, check=True)
+    compiles, misses, corrupt = map(int, done.stdout.split())
+    return compiles, misses, corrupt
+
+
+def entries(cache_dir):
+    return sorted((Path(cache_dir) / "cache").rglob("*.obj"))
+
+
+def test_second_process_loads_instead_of_compiling(tmp_path):
+    assert run(tmp_path) == (1, 1, 0)
+    assert len(entries(tmp_path)) == 1
+    assert run(tmp_path) == (0, 1, 0)
+    assert run(tmp_path, enabled="0") == (1, 1, 0)  # off: always compiles
+
+
+def test_corrupt_or_truncated_entry_is_reported_and_rebuilt(tmp_path):
+    run(tmp_path)
+    (entry,) = entries(tmp_path)
+    good = entry.read_bytes()
+    entry.write_bytes(good[: len(good) // 2])
+    assert run(tmp_path) == (1, 1, 1)
+    assert entry.read_bytes() == good  # rebuilt, identical
+    entry.write_bytes(good[:-1] + bytes([good[-1] ^ 0xFF]))
+    assert run(tmp_path) == (1, 1, 1)
+    assert run(tmp_path) == (0, 1, 0)
+
+
+def test_processes_filling_one_cache_at_once(tmp_path):
+    env = dict(os.environ, FLYDSL_RUNTIME_ENABLE_CACHE="1", FLYDSL_RUNTIME_CACHE_DIR=str(tmp_path / "cache"))
+    procs = [subprocess.Popen([sys.executable, program(tmp_path)], env=env, stdout=subprocess.PIPE, text=True)
+             for _ in range(4)]
+    outputs = [p.communicate()[0] for p in procs]
+    assert all(p.returncode == 0 for p in procs)
+    assert all(out.split()[2] == "0" for out in outputs)
+    assert len(entries(tmp_path)) == 1
+    assert not list(Path(tmp_path).rglob(".tmp-*"))

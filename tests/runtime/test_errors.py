@@ -1,0 +1,117 @@
+"""Bad input: clear Python errors that name the user's file and line, never
+a crash, and the launcher still works afterwards."""
+
+import traceback
+
+import numpy as np
+import pytest
+
+import flyrt.compiler as flyc
+import flyrt.expr as fx
+
+HERE = __file__
+
+
+def line_of(text):
+    with open(HERE) as f:
+        for number, source in enumerate(f, 1):
+            if text in source and "line_of(" not in source:
+                return number
+    raise AssertionError(text)
+
+
+def frames_here(error):
+    return [(f.filename, f.lineno) for f in traceback.extract_tb(error.__traceback__) if f.filename == HERE]
+
+
+@flyc.kernel
+def _uses_undefined(out: fx.Tensor):
+    out[0] = undefined_helper(1)  # noqa: F821  (the error under test)
+
+
+@flyc.jit
+def uses_undefined(out: fx.Tensor):
+    _uses_undefined(out).launch()
+
+
+def test_trace_error_traceback_points_at_the_kernel_line():
+    with pytest.raises(NameError) as info:
+        uses_undefined(np.zeros(1, np.float32))
+    assert (HERE, line_of("out[0] = undefined_helper(1)")) in frames_here(info.value)
+
+
+@flyc.jit
+def reads_in_launcher(x: fx.Tensor):
+    y = x[0] + 1  # the launcher cannot read tensor elements
+    return y
+
+
+def test_verifier_error_names_the_file_and_line():
+    with pytest.raises(flyc.KernelError) as info:
+        reads_in_launcher(np.zeros(3, np.float32))
+    line = line_of("y = x[0] + 1")
+    assert info.value.filename == HERE and info.value.lineno == line
+    assert "cannot read or write tensor elements" in str(info.value)
+    assert frames_here(info.value)[-1] == (HERE, line)
+
+
+@flyc.kernel
+def _copy(src: fx.Tensor, dst: fx.Tensor, n: fx.Int32):
+    i = fx.block_idx.x * fx.block_dim.x + fx.thread_idx.x
+    if i < n:
+        dst[i] = src[i]
+
+
+@flyc.jit
+def copy(src: fx.Tensor, dst: fx.Tensor, n: fx.Int32, block: fx.Constexpr[int] = 64):
+    _copy(src, dst, n).launch(grid=((n + block - 1) // block,), block=(block,))
+
+
+def test_wrong_arguments_raise_before_native_code_runs():
+    src, dst = np.arange(8, dtype=np.float32), np.zeros(8, np.float32)
+    with pytest.raises(TypeError, match="takes 4 arguments but 5 were given"):
+        copy(src, dst, 8, 64, 1)
+    with pytest.raises(TypeError, match="missing the required argument 'n'"):
+        copy(src, dst)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'count'"):
+        copy(src, dst, count=8)
+    with pytest.raises(TypeError, match="must be a numpy array or a torch tensor"):
+        copy([1.0, 2.0], dst, 2)
+    with pytest.raises(TypeError, match="unsupported tensor dtype"):
+        copy(np.zeros(8, np.complex64), dst, 8)
+    with pytest.raises(ValueError, match="does not fit in Int32"):
+        copy(src, dst, 2**40)
+    with pytest.raises(TypeError, match="integer parameter"):
+        copy(src, dst, 8.0)
+    assert copy.cache_info().misses == 0
+    copy(src, dst, 8)  # and it still works
+    np.testing.assert_array_equal(dst, src)
+
+
+def test_rank_mismatch_is_an_index_error_at_the_kernel_line():
+    with pytest.raises(IndexError, match="has 2 dimensions, indexed with 1") as info:
+        copy(np.zeros((2, 4), np.float32), np.zeros(8, np.float32), 8)
+    assert (HERE, line_of("dst[i] = src[i]")) in frames_here(info.value)
+
+
+def test_launch_geometry_errors():
+    src, dst = np.arange(8, dtype=np.float32), np.zeros(8, np.float32)
+    with pytest.raises(RuntimeError, match="exceeds the limit of 1024"):
+        copy(src, dst, 8, block=2048)
+    with pytest.raises(RuntimeError, match="only be launched from a @flyc.jit launcher"):
+        _copy(src, dst, 8)
+
+
+def test_out_of_bounds_access_is_reported_with_debug_bounds(monkeypatch):
+    monkeypatch.setenv("FLYDSL_DEBUG_BOUNDS", "1")
+    src = np.arange(8, dtype=np.float32)
+    guard = np.full(16, -1.0, np.float32)
+    dst = guard[:4]
+    with pytest.raises(IndexError) as info:
+        copy(src, dst, 8)  # n says 8, dst holds 4
+    message = str(info.value)
+    assert "tensor 'dst' of shape (4)" in message
+    assert "index (4)" in message
+    assert f"{HERE}:{line_of('dst[i] = src[i]')}" in message
+    np.testing.assert_array_equal(guard[4:], -1.0)  # nothing written past dst
+    np.testing.assert_array_equal(dst, src[:4])

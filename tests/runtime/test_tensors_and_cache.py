@@ -1,0 +1,98 @@
+"""Tensors (strides, views, torch), specialization and cache counters."""
+
+import numpy as np
+import pytest
+
+import flyrt.compiler as flyc
+import flyrt.expr as fx
+
+
+@flyc.kernel
+def _scale_2d(x: fx.Tensor, out: fx.Tensor, alpha: fx.Float32):
+    row = fx.block_idx.y * fx.block_dim.y + fx.thread_idx.y
+    col = fx.block_idx.x * fx.block_dim.x + fx.thread_idx.x
+    if row < x.shape[0] and col < x.shape[1]:
+        out[row, col] = x[row, col] * alpha
+
+
+@flyc.jit
+def scale_2d(x: fx.Tensor, out: fx.Tensor, alpha: fx.Float32):
+    rows, cols = x.shape
+    scale_2d_grid = ((cols + 15) // 16, (rows + 7) // 8)
+    _scale_2d(x, out, alpha).launch(grid=scale_2d_grid, block=(16, 8))
+
+
+def test_2d_grid_on_odd_shapes_writes_nothing_past_the_end():
+    x = np.random.default_rng(0).standard_normal((37, 53)).astype(np.float32)
+    padded = np.full((40, 60), -7.0, np.float32)
+    out = padded[:37, :53]  # a view: writes outside it would show in `padded`
+    scale_2d(x, out, 3.0)
+    np.testing.assert_allclose(out, x * 3.0, rtol=1e-6)
+    assert (padded[37:, :] == -7.0).all() and (padded[:, 53:] == -7.0).all()
+
+
+def test_strided_and_transposed_views():
+    base = np.arange(64 * 48, dtype=np.float32).reshape(64, 48)
+    views = [base[::2, 1::3], base.T, base[10:20, ::-1], base[::2, 1::3]]
+    layouts = set()
+    scale_2d.cache_clear()
+    before = scale_2d.cache_info()
+    for view in views:
+        out = np.zeros_like(view)
+        scale_2d(view, out, -1.0)
+        np.testing.assert_array_equal(out, -view)
+        layouts.add((view.flags.c_contiguous, out.flags.c_contiguous))
+    # each layout combination is one specialization, compiled once
+    info = scale_2d.cache_info()
+    assert info.size == len(layouts) == info.compiles - before.compiles
+
+
+def test_same_call_never_recompiles_new_dtype_compiles_once():
+    x = np.ones((4, 4), np.float64)
+    out = np.zeros_like(x)
+    scale_2d.cache_clear()
+    before = scale_2d.cache_info()
+    for _ in range(3):
+        scale_2d(x, out, 2.0)
+    after = scale_2d.cache_info()
+    assert after.compiles - before.compiles == 1
+    assert after.hits - before.hits == 2
+    assert after.evictions == before.evictions + before.size
+    np.testing.assert_array_equal(out, 2.0)
+
+
+def test_torch_tensors_through_dlpack():
+    torch = pytest.importorskip("torch")
+    x = torch.arange(12, dtype=torch.float32).reshape(3, 4)
+    out = torch.zeros(3, 4)
+    scale_2d(x, out, 0.5)
+    assert torch.equal(out, x * 0.5)
+    view = torch.zeros(4, 3).t()  # a non-contiguous torch view
+    scale_2d(x, view, 2.0)
+    assert torch.equal(view, x * 2.0)
+
+
+@flyc.kernel
+def _fill(out: fx.Tensor, value, count: fx.Constexpr[int]):
+    i = fx.thread_idx.x
+    if i < count:
+        out[i] = value
+
+
+@flyc.jit
+def fill(out: fx.Tensor, value, count: fx.Constexpr[int]):
+    _fill(out, value, count).launch(block=(32,))
+
+
+def test_constexpr_and_scalar_specializations():
+    out = np.zeros(32, np.float32)
+    fill(out, 1.5, 4)
+    fill(out, 2.5, 4)  # same types: no compile
+    assert fill.cache_info().compiles == 1
+    fill(out, 7, 8)  # an int scalar and a new Constexpr: one new specialization
+    assert fill.cache_info().compiles == 2
+    np.testing.assert_array_equal(out[:8], 7)
+    np.testing.assert_array_equal(out[8:], 0)
+    fill(out, 2**40, 2)  # does not fit Int32: an Int64 specialization
+    assert fill.cache_info().compiles == 3
+    assert out[0] == np.float32(2**40)
