@@ -1,0 +1,1 @@
+"""Example kernels written in flyrt (``import flyrt.expr as fx``)."""
