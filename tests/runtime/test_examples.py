@@ -25,11 +25,11 @@ def test_vector_add(n):
     np.testing.assert_array_equal(c[n:], 0)
 
 
-@pytest.mark.parametrize("n,blocks", [(1, 1), (1000, 3), (123_457, 64)])
-def test_axpy(n, blocks):
+@pytest.mark.parametrize("n", [1, 1000, 123_457])
+def test_axpy(n):
     x, y = RNG.standard_normal(n).astype(np.float32), RNG.standard_normal(n).astype(np.float32)
     expected = (np.float32(1.5) * x.astype(np.float64) + y).astype(np.float32)
-    axpy(1.5, x, y, n, blocks)
+    axpy(1.5, x, y, n)
     np.testing.assert_allclose(y, expected, rtol=1e-6, atol=1e-6)
 
 

@@ -1,0 +1,160 @@
+"""flyrt next to numba (and numpy) on the CPU, in one run; prints ratios.
+
+(1) cache-hit launch overhead: a 3-tensor + scalar kernel on 16 elements;
+(2) first compile of vector add, from trace to callable;
+(3) throughput of axpy and row norms on large arrays.
+
+    .venv/bin/python tests/bench/bench_runtime.py
+"""
+
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numba
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "notebooks"))
+
+import flyrt.compiler as flyc  # noqa: E402
+import flyrt.expr as fx  # noqa: E402
+from kernels.axpy import axpy  # noqa: E402
+from kernels.row_norms import row_norms  # noqa: E402
+from kernels.vector_add import vector_add  # noqa: E402
+
+
+def per_call(fn, *args, calls=200_000, repeats=5):
+    """Median seconds per call of fn(*args) in a tight loop."""
+    fn(*args)
+    samples = []
+    for _ in range(repeats):
+        begin = time.perf_counter()
+        for _ in range(calls):
+            fn(*args)
+        samples.append((time.perf_counter() - begin) / calls)
+    return statistics.median(samples)
+
+
+def best_of(fn, *args, repeats=7):
+    fn(*args)
+    samples = []
+    for _ in range(repeats):
+        begin = time.perf_counter()
+        fn(*args)
+        samples.append(time.perf_counter() - begin)
+    return min(samples)
+
+
+@numba.njit
+def numba_vector_add(a, b, c, n):
+    for i in range(n):
+        c[i] = a[i] + b[i]
+
+
+def launch_overhead():
+    a, b, c = (np.ones(16, np.float32) for _ in range(3))
+    ours = per_call(vector_add, a, b, c, 16)
+    theirs = per_call(numba_vector_add, a, b, c, 16)
+    return [("launch overhead, 16 elements (us)", ours * 1e6, theirs * 1e6, "numba njit")]
+
+
+def fresh_flyrt_vector_add():
+    @flyc.kernel
+    def kernel(a: fx.Tensor, b: fx.Tensor, c: fx.Tensor, n: fx.Int32):
+        i = fx.block_idx.x * fx.block_dim.x + fx.thread_idx.x
+        if i < n:
+            c[i] = a[i] + b[i]
+
+    @flyc.jit
+    def launch(a: fx.Tensor, b: fx.Tensor, c: fx.Tensor, n: fx.Int32):
+        kernel(a, b, c, n).launch(grid=((n + 255) // 256,), block=(256,))
+
+    return launch
+
+
+def first_compile():
+    a, b, c = (np.ones(1024, np.float32) for _ in range(3))
+    ours, theirs = [], []
+    for _ in range(5):
+        launcher = fresh_flyrt_vector_add()
+        begin = time.perf_counter()
+        launcher(a, b, c, 1024)
+        ours.append(time.perf_counter() - begin)
+        jitted = numba.njit(numba_vector_add.py_func)
+        begin = time.perf_counter()
+        jitted(a, b, c, 1024)
+        theirs.append(time.perf_counter() - begin)
+    return [("first compile of vector add (ms)", statistics.median(ours) * 1e3,
+             statistics.median(theirs) * 1e3, "numba njit")]
+
+
+@numba.njit(fastmath=False)
+def numba_axpy(alpha, x, y):
+    for i in range(x.shape[0]):
+        y[i] = alpha * x[i] + y[i]
+
+
+@numba.njit(parallel=True)
+def numba_axpy_parallel(alpha, x, y):
+    for i in numba.prange(x.shape[0]):
+        y[i] = alpha * x[i] + y[i]
+
+
+@numba.njit
+def numba_row_norms(m, out):
+    for r in range(m.shape[0]):
+        total = 0.0
+        for c in range(m.shape[1]):
+            total += m[r, c] * m[r, c]
+        out[r] = np.sqrt(total)
+
+
+@numba.njit(parallel=True)
+def numba_row_norms_parallel(m, out):
+    for r in numba.prange(m.shape[0]):
+        total = np.float32(0.0)
+        for c in range(m.shape[1]):
+            total += m[r, c] * m[r, c]
+        out[r] = np.sqrt(total)
+
+
+def throughput():
+    rows = []
+    n = 1 << 24
+    x = np.random.default_rng(0).standard_normal(n).astype(np.float32)
+    y = np.ones(n, np.float32)
+    moved = 3 * 4 * n  # read x and y, write y
+    ours = best_of(axpy, 2.0, x, y, n)
+    numpy_time = best_of(lambda: np.add(np.float32(2.0) * x, y, out=y))
+    numba_time = best_of(numba_axpy, np.float32(2.0), x, y)
+    parallel_time = best_of(numba_axpy_parallel, np.float32(2.0), x, y)
+    rows.append(("axpy 16M f32 (GB/s)", moved / ours / 1e9, moved / numpy_time / 1e9, "numpy"))
+    rows.append(("axpy 16M f32 (GB/s)", moved / ours / 1e9, moved / numba_time / 1e9, "numba njit"))
+    rows.append(("axpy 16M f32 (GB/s)", moved / ours / 1e9, moved / parallel_time / 1e9, "numba parallel"))
+
+    m = np.random.default_rng(1).standard_normal((4096, 4096)).astype(np.float32)
+    out = np.zeros(4096, np.float32)
+    for label, matrix in (("row norms 4096x4096", m), ("row norms strided 2048x2048", m[::2, ::2])):
+        out = np.zeros(matrix.shape[0], np.float32)
+        moved = matrix.size * 4
+        ours = best_of(row_norms, matrix, out)
+        numpy_time = best_of(lambda: np.sqrt(np.einsum("ij,ij->i", matrix, matrix)))
+        numba_time = best_of(numba_row_norms, matrix, out)
+        parallel_time = best_of(numba_row_norms_parallel, matrix, out)
+        rows.append((f"{label} (GB/s)", moved / ours / 1e9, moved / numpy_time / 1e9, "numpy einsum"))
+        rows.append((f"{label} (GB/s)", moved / ours / 1e9, moved / numba_time / 1e9, "numba njit"))
+        rows.append((f"{label} (GB/s)", moved / ours / 1e9, moved / parallel_time / 1e9, "numba parallel"))
+    return rows
+
+
+def main():
+    print(f"flyrt vs numba {numba.__version__} / numpy {np.__version__}; "
+          f"{flyc.__name__.split('.')[0]} uses {__import__('flyrt._core', fromlist=['x']).worker_count()} threads\n")
+    print(f"{'measure':<38} {'flyrt':>10} {'peer':>10}  {'flyrt/peer':>10}  peer")
+    for label, ours, theirs, peer in launch_overhead() + first_compile() + throughput():
+        print(f"{label:<38} {ours:>10.3f} {theirs:>10.3f}  {ours / theirs:>9.2f}x  {peer}")
+
+
+if __name__ == "__main__":
+    main()
