@@ -124,10 +124,48 @@ std::size_t key_hash::operator()(const key_type& key) const noexcept
 
 struct dispatcher::call_state
 {
+    std::vector<PyObject*> bound;  // borrowed: one argument per parameter
     key_type key;
     std::vector<std::uint64_t> slots;
     std::vector<py::object> keep_alive;  // arrays made by the adapter
+
+    void clear()
+    {
+        bound.clear();
+        key.clear();
+        slots.clear();
+        keep_alive.clear();
+    }
 };
+
+// Per-thread call states reused across calls, so the hit path allocates
+// nothing; nested calls (a launcher called from a compile) take the next one.
+class dispatcher::scratch
+{
+public:
+    scratch()
+    {
+        if (t_depth == t_states.size())
+        {
+            t_states.push_back(std::make_unique<call_state>());
+        }
+        m_state = t_states[t_depth++].get();
+    }
+    ~scratch()
+    {
+        m_state->clear();
+        --t_depth;
+    }
+    call_state& operator*() { return *m_state; }
+
+private:
+    call_state* m_state;
+    static thread_local std::vector<std::unique_ptr<call_state>> t_states;
+    static thread_local std::size_t t_depth;
+};
+
+thread_local std::vector<std::unique_ptr<dispatcher::call_state>> dispatcher::scratch::t_states;
+thread_local std::size_t dispatcher::scratch::t_depth = 0;
 
 dispatcher::dispatcher(std::vector<param_spec> params, py::object compile, py::object inline_call, py::object adapt)
     : m_params(std::move(params))
@@ -302,29 +340,34 @@ void dispatcher::describe(std::size_t index, PyObject* value, call_state& state)
     }
 }
 
-py::object dispatcher::call(py::args args, const py::kwargs& kwargs)
+py::object dispatcher::call(PyObject* args, PyObject* kwargs)
 {
     if (t_tracing)
     {
-        return m_inline(*args, **kwargs);
+        return py::reinterpret_steal<py::object>(PyObject_Call(m_inline.ptr(), args, kwargs));
     }
     const std::size_t count = m_params.size();
-    const std::size_t given = args.size();
+    const auto given = static_cast<std::size_t>(PyTuple_GET_SIZE(args));
     if (given > count)
     {
         throw py::type_error("the launcher takes " + std::to_string(count) + " arguments but " + std::to_string(given)
                              + " were given");
     }
-    std::vector<PyObject*> bound(count, nullptr);
+    scratch held;
+    call_state& state = *held;
+    state.bound.assign(count, nullptr);
     for (std::size_t i = 0; i < given; ++i)
     {
-        bound[i] = args[i].ptr();
+        state.bound[i] = PyTuple_GET_ITEM(args, static_cast<Py_ssize_t>(i));
     }
-    if (kwargs.size() > 0)
+    if (kwargs != nullptr && PyDict_GET_SIZE(kwargs) > 0)
     {
-        for (auto item : kwargs)
+        Py_ssize_t position = 0;
+        PyObject* name_object;
+        PyObject* value;
+        while (PyDict_Next(kwargs, &position, &name_object, &value))
         {
-            const std::string name = py::str(item.first);
+            const char* name = PyUnicode_AsUTF8(name_object);
             std::size_t i = 0;
             while (i < count && m_params[i].name != name)
             {
@@ -332,41 +375,39 @@ py::object dispatcher::call(py::args args, const py::kwargs& kwargs)
             }
             if (i == count)
             {
-                throw py::type_error("the launcher got an unexpected keyword argument '" + name + "'");
+                throw py::type_error("the launcher got an unexpected keyword argument '" + std::string(name) + "'");
             }
-            if (bound[i] != nullptr)
+            if (state.bound[i] != nullptr)
             {
-                throw py::type_error("the launcher got multiple values for argument '" + name + "'");
+                throw py::type_error("the launcher got multiple values for argument '" + std::string(name) + "'");
             }
-            bound[i] = item.second.ptr();
+            state.bound[i] = value;
         }
     }
     for (std::size_t i = 0; i < count; ++i)
     {
-        if (bound[i] == nullptr)
+        if (state.bound[i] == nullptr)
         {
             if (!m_params[i].default_value)
             {
                 throw py::type_error("the launcher is missing the required argument '" + m_params[i].name + "'");
             }
-            bound[i] = m_params[i].default_value.ptr();
+            state.bound[i] = m_params[i].default_value.ptr();
         }
     }
 
-    call_state state;
-    state.key.reserve(4 * count + 1);
-    state.slots.reserve(4 * count);
     state.key.push_back(compile_mode());
     for (std::size_t i = 0; i < count; ++i)
     {
-        describe(i, bound[i], state);
+        describe(i, state.bound[i], state);
     }
 
-    std::shared_ptr<artifact> found;
+    artifact* found = nullptr;
+    std::shared_ptr<artifact> keep;  // only a compile may drop the entry during the call
     auto it = m_cache.find(state.key);
     if (it != m_cache.end())
     {
-        found = it->second;
+        found = it->second.get();
         ++m_counters.hits;
     }
     else
@@ -375,7 +416,7 @@ py::object dispatcher::call(py::args args, const py::kwargs& kwargs)
         py::tuple bound_args(count);
         for (std::size_t i = 0; i < count; ++i)
         {
-            bound_args[i] = py::handle(bound[i]);
+            bound_args[i] = py::handle(state.bound[i]);
         }
         py::tuple key(state.key.size());
         for (std::size_t i = 0; i < state.key.size(); ++i)
@@ -383,12 +424,13 @@ py::object dispatcher::call(py::args args, const py::kwargs& kwargs)
             key[i] = py::int_(state.key[i]);
         }
         py::tuple made = m_compile(bound_args, key);
-        found = made[0].cast<std::shared_ptr<artifact>>();
+        keep = made[0].cast<std::shared_ptr<artifact>>();
+        found = keep.get();
         if (made[1].cast<bool>())
         {
             ++m_counters.compiles;
         }
-        m_cache.emplace(state.key, found);
+        m_cache.emplace(state.key, keep);
     }
     ++found->hits;
     const std::int32_t status = found->entry(state.slots.data());

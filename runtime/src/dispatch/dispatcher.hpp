@@ -84,7 +84,8 @@ public:
     // `adapt(value) -> numpy.ndarray`: a tensor numpy cannot see directly
     dispatcher(std::vector<param_spec> params, pybind11::object compile, pybind11::object inline_call, pybind11::object adapt);
 
-    pybind11::object call(pybind11::args args, const pybind11::kwargs& kwargs);
+    // The launcher's tp_call: `args` a tuple, `kwargs` a dict or null.
+    pybind11::object call(PyObject* args, PyObject* kwargs);
 
     const cache_counters& counters() const { return m_counters; }
     std::size_t size() const { return m_cache.size(); }
@@ -97,6 +98,7 @@ public:
 
 private:
     struct call_state;
+    class scratch;
 
     // Fills `state` from one bound argument; false: not representable here.
     void describe(std::size_t index, PyObject* value, call_state& state);

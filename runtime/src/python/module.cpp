@@ -71,6 +71,35 @@ dispatch::param_spec make_param(const py::tuple& spec)
     return p;
 }
 
+// Calling a launcher goes straight to the dispatcher through tp_call,
+// skipping pybind11's overload machinery: this is the cache-hit path.
+PyObject* call_launcher(PyObject* self, PyObject* args, PyObject* kwargs)
+{
+    try
+    {
+        auto* d = py::handle(self).cast<dispatch::dispatcher*>();
+        return d->call(args, kwargs).release().ptr();
+    }
+    catch (py::error_already_set& error)
+    {
+        error.restore();
+    }
+    catch (py::builtin_exception& error)
+    {
+        error.set_error();
+    }
+    catch (const std::exception& error)
+    {
+        PyErr_SetString(PyExc_RuntimeError, error.what());
+    }
+    return nullptr;
+}
+
+void install_call_slot(PyHeapTypeObject* type)
+{
+    type->ht_type.tp_call = call_launcher;
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_core, m)
@@ -224,7 +253,7 @@ PYBIND11_MODULE(_core, m)
         .def_property_readonly("hits", [](const dispatch::artifact& a) { return a.hits; });
     m.def("load_artifact", &load_artifact, py::arg("object"), py::arg("entry"));
 
-    py::class_<dispatch::dispatcher>(m, "Dispatcher", py::dynamic_attr())
+    py::class_<dispatch::dispatcher>(m, "Dispatcher", py::dynamic_attr(), py::custom_type_setup(install_call_slot))
         .def(py::init(
                  [](const std::vector<py::tuple>& specs, py::object compile, py::object inline_call, py::object adapt)
                  {
@@ -240,7 +269,6 @@ PYBIND11_MODULE(_core, m)
              py::arg("compile"),
              py::arg("inline_call"),
              py::arg("adapt"))
-        .def("__call__", &dispatch::dispatcher::call)
         .def("_counters",
              [](const dispatch::dispatcher& d)
              {
