@@ -15,6 +15,7 @@ test: build
 
 bench: build
 	@.venv/bin/python tests/bench/bench_kernel_roundtrip.py
+	@.venv/bin/python tests/bench/bench_runtime.py
 
 format:
 	@clang-format-19 -i $$(git ls-files '*.cpp' '*.hpp')

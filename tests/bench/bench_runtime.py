@@ -7,6 +7,7 @@
     .venv/bin/python tests/bench/bench_runtime.py
 """
 
+import importlib
 import statistics
 import sys
 import time
@@ -21,6 +22,7 @@ import flyrt.compiler as flyc  # noqa: E402
 import flyrt.expr as fx  # noqa: E402
 from kernels.axpy import axpy  # noqa: E402
 from kernels.row_norms import row_norms  # noqa: E402
+import kernels.vector_add  # noqa: E402
 from kernels.vector_add import vector_add  # noqa: E402
 
 
@@ -60,17 +62,8 @@ def launch_overhead():
 
 
 def fresh_flyrt_vector_add():
-    @flyc.kernel
-    def kernel(a: fx.Tensor, b: fx.Tensor, c: fx.Tensor, n: fx.Int32):
-        i = fx.block_idx.x * fx.block_dim.x + fx.thread_idx.x
-        if i < n:
-            c[i] = a[i] + b[i]
-
-    @flyc.jit
-    def launch(a: fx.Tensor, b: fx.Tensor, c: fx.Tensor, n: fx.Int32):
-        kernel(a, b, c, n).launch(grid=((n + 255) // 256,), block=(256,))
-
-    return launch
+    """A launcher never called yet: the example module imported anew."""
+    return importlib.reload(kernels.vector_add).vector_add
 
 
 def first_compile():

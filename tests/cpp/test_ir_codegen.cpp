@@ -23,13 +23,20 @@ ir::type ptr_f32{scalar::ptr, scalar::f32};
 // kernel saxpy(x, y, a, n): y[i] = a * x[i] + y[i] for i < n; host launches it.
 void build_saxpy(ir::module& m)
 {
-    ir::function_builder k(m, "saxpy", ir::function_kind::kernel, {ptr_f32, ptr_f32, f32, i32}, {"x", "y", "a", "n"},
+    ir::function_builder k(m,
+                           "saxpy",
+                           ir::function_kind::kernel,
+                           {ptr_f32, ptr_f32, f32, i32},
+                           {"x", "y", "a", "n"},
                            {"saxpy.py", 1});
     const auto& p = k.parameters();
     auto i = k.binary(ir::arith::add,
-                      k.binary(ir::arith::mul, k.special(ir::special_register::block_idx, 0, 2),
-                               k.special(ir::special_register::block_dim, 0, 2), 2),
-                      k.special(ir::special_register::thread_idx, 0, 2), 2);
+                      k.binary(ir::arith::mul,
+                               k.special(ir::special_register::block_idx, 0, 2),
+                               k.special(ir::special_register::block_dim, 0, 2),
+                               2),
+                      k.special(ir::special_register::thread_idx, 0, 2),
+                      2);
     auto inside = k.begin_if(k.compare(ir::predicate::lt, i, p[3], 3), 3);
     k.enter(inside, 0);
     auto v = k.fma(p[2], k.load(p[0], i, 4), k.load(p[1], i, 4), 4);
@@ -41,11 +48,16 @@ void build_saxpy(ir::module& m)
     k.leave();
     k.finish(inside);
 
-    ir::function_builder h(m, "launch", ir::function_kind::host, {ptr_f32, ptr_f32, f32, i32}, {"x", "y", "a", "n"},
+    ir::function_builder h(m,
+                           "launch",
+                           ir::function_kind::host,
+                           {ptr_f32, ptr_f32, f32, i32},
+                           {"x", "y", "a", "n"},
                            {"saxpy.py", 10});
     const auto& q = h.parameters();
     auto block = h.constant_int(i32, 32, 11);
-    auto grid = h.binary(ir::arith::div, h.binary(ir::arith::add, q[3], h.constant_int(i32, 31, 11), 11), block, 11);
+    auto grid =
+        h.binary(ir::arith::div, h.binary(ir::arith::add, q[3], h.constant_int(i32, 31, 11), 11), block, 11);
     auto one = h.constant_int(i32, 1, 11);
     auto zero = h.constant_int(i32, 0, 11);
     h.launch("saxpy", {grid, one, one, block, one, one, zero}, {q[0], q[1], q[2], q[3]}, 12);
@@ -56,7 +68,7 @@ std::uint64_t slot(const void* p)
     return reinterpret_cast<std::uint64_t>(p);
 }
 
-}  // namespace
+} // namespace
 
 TEST(IrCodegen, CompilesAndRunsALaunchOverAGrid)
 {
@@ -96,7 +108,8 @@ TEST(IrCodegen, LoopCarriedValuesAndWhileLoops)
     ir::type i64{scalar::i64};
     ir::type ptr_i64{scalar::ptr, scalar::i64};
     {
-        ir::function_builder k(m, "loops", ir::function_kind::kernel, {ptr_i64, i64}, {"out", "n"}, {"loops.py", 1});
+        ir::function_builder k(
+            m, "loops", ir::function_kind::kernel, {ptr_i64, i64}, {"out", "n"}, {"loops.py", 1});
         const auto& p = k.parameters();
         auto zero = k.constant_int(i64, 0, 2);
         auto one = k.constant_int(i64, 1, 2);
@@ -108,7 +121,7 @@ TEST(IrCodegen, LoopCarriedValuesAndWhileLoops)
         auto sum = k.finish(loop)[0];
         k.store(p[0], zero, sum, 5);
 
-        auto w = k.begin_while({p[1], zero}, 6);  // halve until 0, counting
+        auto w = k.begin_while({p[1], zero}, 6); // halve until 0, counting
         k.enter(w, 0);
         const auto before = k.region_arguments(w, 0);
         k.condition(k.compare(ir::predicate::gt, before[0], zero, 6), {before[0], before[1]}, 6);
@@ -123,7 +136,8 @@ TEST(IrCodegen, LoopCarriedValuesAndWhileLoops)
         k.store(p[0], one, steps, 8);
     }
     {
-        ir::function_builder h(m, "run", ir::function_kind::host, {ptr_i64, i64}, {"out", "n"}, {"loops.py", 10});
+        ir::function_builder h(
+            m, "run", ir::function_kind::host, {ptr_i64, i64}, {"out", "n"}, {"loops.py", 10});
         auto one = h.constant_int(i32, 1, 11);
         auto zero = h.constant_int(i32, 0, 11);
         h.launch("loops", {one, one, one, one, one, one, zero}, {h.parameters()[0], h.parameters()[1]}, 11);
@@ -135,15 +149,15 @@ TEST(IrCodegen, LoopCarriedValuesAndWhileLoops)
     const std::uint64_t slots[] = {slot(out), 10};
     ASSERT_EQ(entry(slots), 0);
     EXPECT_EQ(out[0], 45);
-    EXPECT_EQ(out[1], 4);  // 10 -> 5 -> 2 -> 1 -> 0
+    EXPECT_EQ(out[1], 4); // 10 -> 5 -> 2 -> 1 -> 0
 }
 
 TEST(IrVerifier, RejectsAValueUsedOutsideItsRegion)
 {
     ir::module m;
     ir::function_builder k(m, "bad", ir::function_kind::kernel, {ptr_f32}, {"out"}, {"bad.py", 1});
-    auto cond = k.compare(ir::predicate::lt, k.special(ir::special_register::thread_idx, 0, 2),
-                          k.constant_int(i32, 4, 2), 2);
+    auto cond = k.compare(
+        ir::predicate::lt, k.special(ir::special_register::thread_idx, 0, 2), k.constant_int(i32, 4, 2), 2);
     auto branch = k.begin_if(cond, 3);
     k.enter(branch, 0);
     auto inner = k.constant_float(f32, 1.0, 4);

@@ -39,13 +39,17 @@ public:
     value_id bitcast(value_id x, const type& to, int line);
     value_id load(value_id ptr, value_id offset, int line);
     void store(value_id ptr, value_id offset, value_id value, int line);
-    void launch(const std::string& kernel, const std::vector<value_id>& geometry, const std::vector<value_id>& args, int line);
+    void launch(const std::string& kernel,
+                const std::vector<value_id>& geometry,
+                const std::vector<value_id>& args,
+                int line);
     void report(const std::string& message, const std::vector<value_id>& values, int line);
 
     // Structured control flow; ops are referred to by the handle returned.
     using op_handle = op*;
     op_handle begin_if(value_id cond, int line);
-    op_handle begin_for(value_id lower, value_id upper, value_id step, const std::vector<value_id>& inits, int line);
+    op_handle
+    begin_for(value_id lower, value_id upper, value_id step, const std::vector<value_id>& inits, int line);
     op_handle begin_while(const std::vector<value_id>& inits, int line);
     const std::vector<value_id>& region_arguments(op_handle o, int region_index) const;
     void enter(op_handle o, int region_index);
@@ -73,4 +77,4 @@ private:
     std::string m_file;
 };
 
-}  // namespace flyrt::ir
+} // namespace flyrt::ir

@@ -44,12 +44,13 @@ enum class address_space : std::uint8_t
 struct type
 {
     scalar kind = scalar::i32;
-    scalar pointee = scalar::i8;  // element type, for kind == ptr
+    scalar pointee = scalar::i8; // element type, for kind == ptr
     address_space space = address_space::global;
 
     bool operator==(const type& other) const
     {
-        return kind == other.kind && (kind != scalar::ptr || (pointee == other.pointee && space == other.space));
+        return kind == other.kind &&
+               (kind != scalar::ptr || (pointee == other.pointee && space == other.space));
     }
     bool operator!=(const type& other) const { return !(*this == other); }
 };
@@ -70,25 +71,25 @@ struct location
 
 enum class opcode : std::uint8_t
 {
-    constant,     // int_value or float_value
-    special,      // attr: special_register; int_value: dimension (0..2)
-    unary,        // attr: arith
-    binary,       // attr: arith
-    compare,      // attr: predicate
-    select,       // cond, if_true, if_false
-    fma,          // a * b + c
-    cast,         // value conversion to the result type
-    bitcast,      // same width reinterpretation
-    load,         // ptr, offset (elements) -> value
-    store,        // ptr, offset, value
-    if_,          // cond; regions: then, else
-    for_,         // lower, upper, step, inits...; region: body(iv, iters...)
-    while_,       // inits...; regions: before(iters...), after(iters...)
-    yield,        // values flowing out of a region
-    condition,    // cond, values...: ends a while's `before` region
-    launch,       // attr: callee; grid xyz, block xyz, smem, args...
-    report,       // values...; callee: message with {} for each value. Records
-                  // the launch's first error (e.g. an out-of-bounds index)
+    constant,  // int_value or float_value
+    special,   // attr: special_register; int_value: dimension (0..2)
+    unary,     // attr: arith
+    binary,    // attr: arith
+    compare,   // attr: predicate
+    select,    // cond, if_true, if_false
+    fma,       // a * b + c
+    cast,      // value conversion to the result type
+    bitcast,   // same width reinterpretation
+    load,      // ptr, offset (elements) -> value
+    store,     // ptr, offset, value
+    if_,       // cond; regions: then, else
+    for_,      // lower, upper, step, inits...; region: body(iv, iters...)
+    while_,    // inits...; regions: before(iters...), after(iters...)
+    yield,     // values flowing out of a region
+    condition, // cond, values...: ends a while's `before` region
+    launch,    // attr: callee; grid xyz, block xyz, smem, args...
+    report,    // values...; callee: message with {} for each value. Records
+               // the launch's first error (e.g. an out-of-bounds index)
     ret,
 };
 
@@ -98,13 +99,13 @@ enum class arith : std::uint8_t
     add,
     sub,
     mul,
-    div,  // integers truncate towards zero (C), floats IEEE
-    rem,  // sign of the dividend (C fmod for floats)
+    div, // integers truncate towards zero (C), floats IEEE
+    rem, // sign of the dividend (C fmod for floats)
     bit_and,
     bit_or,
     bit_xor,
     shl,
-    shr,  // arithmetic for signed, logical for unsigned
+    shr, // arithmetic for signed, logical for unsigned
     min,
     max,
     // unary
@@ -146,17 +147,17 @@ struct region;
 struct op
 {
     op() = default;
-    op(const op&) = delete;  // owns its regions
+    op(const op&) = delete; // owns its regions
     op& operator=(const op&) = delete;
 
     opcode code = opcode::ret;
     std::vector<value_id> operands;
     std::vector<value_id> results;
     std::vector<std::unique_ptr<region>> regions;
-    int attr = 0;                // arith, predicate or special_register
-    std::int64_t int_value = 0;  // integer constant, or dimension
-    double float_value = 0.0;    // float constant
-    std::string callee;  // launch
+    int attr = 0;               // arith, predicate or special_register
+    std::int64_t int_value = 0; // integer constant, or dimension
+    double float_value = 0.0;   // float constant
+    std::string callee;         // launch
     location loc;
 };
 
@@ -168,14 +169,14 @@ struct region
 
 enum class function_kind : std::uint8_t
 {
-    host,    // runs once per launcher call; may launch kernels
-    kernel,  // runs once per thread of a launch
+    host,   // runs once per launcher call; may launch kernels
+    kernel, // runs once per thread of a launch
 };
 
 struct value_info
 {
     type ty;
-    std::string name;  // for diagnostics and printing; may be empty
+    std::string name; // for diagnostics and printing; may be empty
 };
 
 struct function
@@ -183,9 +184,9 @@ struct function
     std::string name;
     function_kind kind = function_kind::kernel;
     std::vector<value_id> parameters;
-    std::vector<value_info> values;  // indexed by value_id
+    std::vector<value_info> values; // indexed by value_id
     region body;
-    std::array<std::int32_t, 3> known_block_size{0, 0, 0};  // 0: unknown
+    std::array<std::int32_t, 3> known_block_size{0, 0, 0}; // 0: unknown
     location loc;
 
     value_id new_value(const type& t, std::string name = {});
@@ -203,4 +204,4 @@ struct module
 // Readable text of the IR; also the content that disk-cache keys hash.
 std::string print(const module& m);
 
-}  // namespace flyrt::ir
+} // namespace flyrt::ir

@@ -14,8 +14,7 @@ class verify_error : public std::runtime_error
 {
 public:
     verify_error(const std::string& message, location where)
-        : std::runtime_error(message)
-        , loc(std::move(where))
+        : std::runtime_error(message), loc(std::move(where))
     {
     }
 
@@ -25,4 +24,4 @@ public:
 // Throws verify_error on the first problem found.
 void verify(const module& m);
 
-}  // namespace flyrt::ir
+} // namespace flyrt::ir

@@ -33,12 +33,8 @@ class function_emitter
 {
 public:
     function_emitter(const ir::module& m, const ir::function& f, llvm::Module& out)
-        : m_module(m)
-        , m_fn(f)
-        , m_out(out)
-        , m_ctx(out.getContext())
-        , m_b(m_ctx)
-        , m_values(f.values.size(), nullptr)
+        : m_module(m), m_fn(f), m_out(out), m_ctx(out.getContext()), m_b(m_ctx),
+          m_values(f.values.size(), nullptr)
     {
     }
 
@@ -126,8 +122,8 @@ private:
         llvm::Type* ptr = m_b.getPtrTy();
         llvm::Type* i64 = m_b.getInt64Ty();
         auto* type = llvm::FunctionType::get(m_b.getVoidTy(), {ptr, ptr, i64, i64, ptr}, false);
-        m_llvm_fn = llvm::Function::Create(
-            type, llvm::Function::ExternalLinkage, m_fn.name + blocks_suffix, m_out);
+        m_llvm_fn =
+            llvm::Function::Create(type, llvm::Function::ExternalLinkage, m_fn.name + blocks_suffix, m_out);
         llvm::Value* slots = m_llvm_fn->getArg(0);
         llvm::Value* geometry = m_llvm_fn->getArg(1);
         llvm::Value* first = m_llvm_fn->getArg(2);
@@ -144,7 +140,9 @@ private:
         }
 
         // for b in [first, last): decompose into block_idx, run the block's threads
-        counted_loop(first, last, "block",
+        counted_loop(first,
+                     last,
+                     "block",
                      [&](llvm::Value* linear)
                      {
                          llvm::Value* gx = m_b.CreateZExt(m_grid[0], m_b.getInt64Ty());
@@ -167,15 +165,21 @@ private:
     void thread_loops()
     {
         llvm::Value* zero = m_b.getInt32(0);
-        counted_loop(zero, m_block[2], "tz",
+        counted_loop(zero,
+                     m_block[2],
+                     "tz",
                      [&](llvm::Value* tz)
                      {
                          m_thread_idx[2] = tz;
-                         counted_loop(zero, m_block[1], "ty",
+                         counted_loop(zero,
+                                      m_block[1],
+                                      "ty",
                                       [&](llvm::Value* ty)
                                       {
                                           m_thread_idx[1] = ty;
-                                          counted_loop(zero, m_block[0], "tx",
+                                          counted_loop(zero,
+                                                       m_block[0],
+                                                       "tx",
                                                        [&](llvm::Value* tx)
                                                        {
                                                            m_thread_idx[0] = tx;
@@ -249,7 +253,8 @@ private:
             bind(o.results[0], compare(static_cast<ir::predicate>(o.attr), o.operands[0], o.operands[1]));
             break;
         case opcode::select:
-            bind(o.results[0], m_b.CreateSelect(value(o.operands[0]), value(o.operands[1]), value(o.operands[2])));
+            bind(o.results[0],
+                 m_b.CreateSelect(value(o.operands[0]), value(o.operands[1]), value(o.operands[2])));
             break;
         case opcode::fma:
             bind(o.results[0], fma(o));
@@ -258,7 +263,8 @@ private:
             bind(o.results[0], cast(o.operands[0], m_fn.type_of(o.results[0]).kind));
             break;
         case opcode::bitcast:
-            bind(o.results[0], m_b.CreateBitCast(value(o.operands[0]), llvm_type(m_fn.type_of(o.results[0]))));
+            bind(o.results[0],
+                 m_b.CreateBitCast(value(o.operands[0]), llvm_type(m_fn.type_of(o.results[0]))));
             break;
         case opcode::load:
         {
@@ -305,7 +311,8 @@ private:
         {
             return llvm::ConstantPointerNull::get(m_b.getPtrTy());
         }
-        return llvm::ConstantInt::get(type, static_cast<std::uint64_t>(o.int_value), !ir::is_unsigned(t.kind));
+        return llvm::ConstantInt::get(
+            type, static_cast<std::uint64_t>(o.int_value), !ir::is_unsigned(t.kind));
     }
 
     llvm::Value* special(const ir::op& o)
@@ -325,10 +332,7 @@ private:
         throw std::logic_error("unknown special register");
     }
 
-    llvm::Value* intrinsic(llvm::Intrinsic::ID id, llvm::Value* x)
-    {
-        return m_b.CreateUnaryIntrinsic(id, x);
-    }
+    llvm::Value* intrinsic(llvm::Intrinsic::ID id, llvm::Value* x) { return m_b.CreateUnaryIntrinsic(id, x); }
 
     llvm::Value* unary(arith kind, ir::value_id operand)
     {
@@ -355,7 +359,8 @@ private:
         case arith::sqrt:
             return intrinsic(llvm::Intrinsic::sqrt, x);
         case arith::rsqrt:
-            return m_b.CreateFDiv(llvm::ConstantFP::get(x->getType(), 1.0), intrinsic(llvm::Intrinsic::sqrt, x));
+            return m_b.CreateFDiv(llvm::ConstantFP::get(x->getType(), 1.0),
+                                  intrinsic(llvm::Intrinsic::sqrt, x));
         case arith::floor:
             return intrinsic(llvm::Intrinsic::floor, x);
         case arith::ceil:
@@ -407,8 +412,9 @@ private:
             }
             llvm::Value* by_zero = nullptr;
             llvm::Value* divisor = safe_divisor(a, b, is_signed, by_zero);
-            llvm::Value* q = kind == arith::div ? (is_signed ? m_b.CreateSDiv(a, divisor) : m_b.CreateUDiv(a, divisor))
-                                                : (is_signed ? m_b.CreateSRem(a, divisor) : m_b.CreateURem(a, divisor));
+            llvm::Value* q = kind == arith::div
+                                 ? (is_signed ? m_b.CreateSDiv(a, divisor) : m_b.CreateUDiv(a, divisor))
+                                 : (is_signed ? m_b.CreateSRem(a, divisor) : m_b.CreateURem(a, divisor));
             return m_b.CreateSelect(by_zero, llvm::ConstantInt::get(a->getType(), 0), q);
         }
         case arith::bit_and:
@@ -446,8 +452,9 @@ private:
                 return m_b.CreateBinaryIntrinsic(
                     kind == arith::min ? llvm::Intrinsic::minimum : llvm::Intrinsic::maximum, a, b);
             }
-            llvm::Intrinsic::ID id = kind == arith::min ? (is_signed ? llvm::Intrinsic::smin : llvm::Intrinsic::umin)
-                                                        : (is_signed ? llvm::Intrinsic::smax : llvm::Intrinsic::umax);
+            llvm::Intrinsic::ID id = kind == arith::min
+                                         ? (is_signed ? llvm::Intrinsic::smin : llvm::Intrinsic::umin)
+                                         : (is_signed ? llvm::Intrinsic::smax : llvm::Intrinsic::umax);
             return m_b.CreateBinaryIntrinsic(id, a, b);
         }
         default:
@@ -482,7 +489,8 @@ private:
                                                         llvm::CmpInst::ICMP_ULE,
                                                         llvm::CmpInst::ICMP_UGT,
                                                         llvm::CmpInst::ICMP_UGE};
-        return m_b.CreateICmp(ir::is_unsigned(s) ? uint[static_cast<int>(p)] : sint[static_cast<int>(p)], a, b);
+        return m_b.CreateICmp(
+            ir::is_unsigned(s) ? uint[static_cast<int>(p)] : sint[static_cast<int>(p)], a, b);
     }
 
     llvm::Value* fma(const ir::op& o)
@@ -520,7 +528,8 @@ private:
         if (from_fp)
         {
             // Saturating: out-of-range and NaN inputs give defined results.
-            return m_b.CreateIntrinsic(ir::is_unsigned(to) ? llvm::Intrinsic::fptoui_sat : llvm::Intrinsic::fptosi_sat,
+            return m_b.CreateIntrinsic(ir::is_unsigned(to) ? llvm::Intrinsic::fptoui_sat
+                                                           : llvm::Intrinsic::fptosi_sat,
                                        {target, x->getType()},
                                        {x});
         }
@@ -650,7 +659,7 @@ private:
             carried.push_back(phi);
             bind(before.arguments[i], phi);
         }
-        const auto forwarded = emit_region(before);  // cond, values...
+        const auto forwarded = emit_region(before); // cond, values...
         m_b.CreateCondBr(forwarded[0], inside, exit);
 
         m_b.SetInsertPoint(inside);
@@ -676,31 +685,34 @@ private:
     void emit_report(const ir::op& o)
     {
         const std::size_t count = o.operands.size();
-        llvm::Value* values = m_b.CreateAlloca(llvm::ArrayType::get(m_b.getInt64Ty(), count == 0 ? 1 : count));
+        llvm::Value* values =
+            m_b.CreateAlloca(llvm::ArrayType::get(m_b.getInt64Ty(), count == 0 ? 1 : count));
         for (std::size_t i = 0; i < count; ++i)
         {
-            m_b.CreateStore(value(o.operands[i]), m_b.CreateConstInBoundsGEP1_64(m_b.getInt64Ty(), values, i));
+            m_b.CreateStore(value(o.operands[i]),
+                            m_b.CreateConstInBoundsGEP1_64(m_b.getInt64Ty(), values, i));
         }
         llvm::FunctionCallee report = m_out.getOrInsertFunction(
             report_symbol,
-            llvm::FunctionType::get(m_b.getVoidTy(), {m_b.getPtrTy(), m_b.getInt32Ty(), m_b.getPtrTy()}, false));
-        m_b.CreateCall(report,
-                       {m_b.CreateGlobalStringPtr(o.callee), m_b.getInt32(static_cast<std::int32_t>(count)), values});
+            llvm::FunctionType::get(
+                m_b.getVoidTy(), {m_b.getPtrTy(), m_b.getInt32Ty(), m_b.getPtrTy()}, false));
+        m_b.CreateCall(
+            report,
+            {m_b.CreateGlobalStringPtr(o.callee), m_b.getInt32(static_cast<std::int32_t>(count)), values});
     }
 
     void emit_launch(const ir::op& o)
     {
         const ir::function* callee = m_module.find(o.callee);
         llvm::Type* i32 = m_b.getInt32Ty();
-        constexpr std::size_t geometry_fields = 8;  // grid xyz, block xyz, smem, pad
+        constexpr std::size_t geometry_fields = 8; // grid xyz, block xyz, smem, pad
         llvm::Value* geometry = m_b.CreateAlloca(llvm::ArrayType::get(i32, geometry_fields));
         for (std::size_t i = 0; i < 7; ++i)
         {
             m_b.CreateStore(value(o.operands[i]), m_b.CreateConstInBoundsGEP1_64(i32, geometry, i));
         }
         const std::size_t count = callee->parameters.size();
-        llvm::Value* slots =
-            m_b.CreateAlloca(llvm::ArrayType::get(m_b.getInt64Ty(), count == 0 ? 1 : count));
+        llvm::Value* slots = m_b.CreateAlloca(llvm::ArrayType::get(m_b.getInt64Ty(), count == 0 ? 1 : count));
         for (std::size_t i = 0; i < count; ++i)
         {
             m_b.CreateStore(value(o.operands[7 + i]),
@@ -721,7 +733,8 @@ private:
         }
         llvm::FunctionCallee launch = m_out.getOrInsertFunction(
             launch_symbol,
-            llvm::FunctionType::get(i32, {m_b.getPtrTy(), m_b.getPtrTy(), m_b.getPtrTy(), m_b.getPtrTy()}, false));
+            llvm::FunctionType::get(
+                i32, {m_b.getPtrTy(), m_b.getPtrTy(), m_b.getPtrTy(), m_b.getPtrTy()}, false));
         llvm::Value* status = m_b.CreateCall(launch, {kernel, slots, geometry, known});
         // A failed launch ends the launcher with its status.
         auto* failed = llvm::BasicBlock::Create(m_ctx, "launch.failed", m_llvm_fn);
@@ -746,7 +759,7 @@ private:
     llvm::Value* m_thread_idx[3] = {};
 };
 
-}  // namespace
+} // namespace
 
 std::unique_ptr<llvm::Module> emit_cpu_module(const ir::module& m, llvm::LLVMContext& context)
 {
@@ -771,4 +784,4 @@ std::unique_ptr<llvm::Module> emit_cpu_module(const ir::module& m, llvm::LLVMCon
     return out;
 }
 
-}  // namespace flyrt::codegen
+} // namespace flyrt::codegen

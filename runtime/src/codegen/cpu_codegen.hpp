@@ -25,4 +25,4 @@ inline constexpr const char* report_symbol = "flyrt_report_error";
 
 std::unique_ptr<llvm::Module> emit_cpu_module(const ir::module& m, llvm::LLVMContext& context);
 
-}  // namespace flyrt::codegen
+} // namespace flyrt::codegen

@@ -100,7 +100,7 @@ std::uint64_t bits_of_double(double value)
     return bits;
 }
 
-}  // namespace
+} // namespace
 
 void set_tracing(bool tracing)
 {
@@ -124,10 +124,10 @@ std::size_t key_hash::operator()(const key_type& key) const noexcept
 
 struct dispatcher::call_state
 {
-    std::vector<PyObject*> bound;  // borrowed: one argument per parameter
+    std::vector<PyObject*> bound; // borrowed: one argument per parameter
     key_type key;
     std::vector<std::uint64_t> slots;
-    std::vector<py::object> keep_alive;  // arrays made by the adapter
+    std::vector<py::object> keep_alive; // arrays made by the adapter
 
     void clear()
     {
@@ -167,11 +167,12 @@ private:
 thread_local std::vector<std::unique_ptr<dispatcher::call_state>> dispatcher::scratch::t_states;
 thread_local std::size_t dispatcher::scratch::t_depth = 0;
 
-dispatcher::dispatcher(std::vector<param_spec> params, py::object compile, py::object inline_call, py::object adapt)
-    : m_params(std::move(params))
-    , m_compile(std::move(compile))
-    , m_inline(std::move(inline_call))
-    , m_adapt(std::move(adapt))
+dispatcher::dispatcher(std::vector<param_spec> params,
+                       py::object compile,
+                       py::object inline_call,
+                       py::object adapt)
+    : m_params(std::move(params)), m_compile(std::move(compile)), m_inline(std::move(inline_call)),
+      m_adapt(std::move(adapt))
 {
 }
 
@@ -184,16 +185,17 @@ void dispatcher::describe_tensor(std::size_t index, PyObject* value, call_state&
         value = adapted.ptr();
         if (!PyArray_Check(value))
         {
-            throw py::type_error("argument '" + m_params[index].name + "': the tensor adapter returned "
-                                 + std::string(Py_TYPE(value)->tp_name) + ", not a numpy array");
+            throw py::type_error("argument '" + m_params[index].name + "': the tensor adapter returned " +
+                                 std::string(Py_TYPE(value)->tp_name) + ", not a numpy array");
         }
     }
     auto* array = reinterpret_cast<PyArrayObject*>(value);
     const std::int64_t dtype = dtype_code(array);
     if (dtype < 0)
     {
-        throw py::type_error("argument '" + m_params[index].name + "': unsupported tensor dtype "
-                             + py::str(py::handle(reinterpret_cast<PyObject*>(PyArray_DESCR(array)))).cast<std::string>());
+        throw py::type_error(
+            "argument '" + m_params[index].name + "': unsupported tensor dtype " +
+            py::str(py::handle(reinterpret_cast<PyObject*>(PyArray_DESCR(array)))).cast<std::string>());
     }
     const int ndim = PyArray_NDIM(array);
     const npy_intp itemsize = PyArray_ITEMSIZE(array);
@@ -210,8 +212,8 @@ void dispatcher::describe_tensor(std::size_t index, PyObject* value, call_state&
     {
         if (strides[d] % itemsize != 0)
         {
-            throw py::value_error("argument '" + m_params[index].name
-                                  + "': strides that are not a multiple of the element size are not supported");
+            throw py::value_error("argument '" + m_params[index].name +
+                                  "': strides that are not a multiple of the element size are not supported");
         }
         state.slots.push_back(static_cast<std::uint64_t>(strides[d] / itemsize));
     }
@@ -231,7 +233,8 @@ void dispatcher::describe_scalar(std::size_t index, PyObject* value, call_state&
         {
             int overflow = 0;
             const long long v = PyLong_AsLongLongAndOverflow(value, &overflow);
-            cls = (overflow == 0 && v >= INT32_MIN && v <= INT32_MAX) ? scalar_class::int32 : scalar_class::int64;
+            cls = (overflow == 0 && v >= INT32_MIN && v <= INT32_MAX) ? scalar_class::int32
+                                                                      : scalar_class::int64;
         }
         else if (PyFloat_Check(value))
         {
@@ -239,8 +242,8 @@ void dispatcher::describe_scalar(std::size_t index, PyObject* value, call_state&
         }
         else
         {
-            throw py::type_error("argument '" + p.name + "' must be a bool, int or float, not "
-                                 + std::string(Py_TYPE(value)->tp_name));
+            throw py::type_error("argument '" + p.name + "' must be a bool, int or float, not " +
+                                 std::string(Py_TYPE(value)->tp_name));
         }
     }
     std::uint64_t slot = 0;
@@ -270,7 +273,8 @@ void dispatcher::describe_scalar(std::size_t index, PyObject* value, call_state&
         }
         if (cls == scalar_class::int32 && (v < INT32_MIN || v > INT32_MAX))
         {
-            throw py::value_error("argument '" + p.name + "' = " + std::to_string(v) + " does not fit in Int32");
+            throw py::value_error("argument '" + p.name + "' = " + std::to_string(v) +
+                                  " does not fit in Int32");
         }
         slot = static_cast<std::uint64_t>(v);
         break;
@@ -311,7 +315,8 @@ void dispatcher::describe_constexpr(PyObject* value, call_state& state)
         }
     }
     // Anything else hashable: identified by (type, value), so 1 and 1.0 differ.
-    py::tuple identity = py::make_tuple(py::handle(reinterpret_cast<PyObject*>(Py_TYPE(value))), py::handle(value));
+    py::tuple identity =
+        py::make_tuple(py::handle(reinterpret_cast<PyObject*>(Py_TYPE(value))), py::handle(value));
     py::object id = m_constexpr_ids.attr("get")(identity);
     if (id.is_none())
     {
@@ -335,7 +340,7 @@ void dispatcher::describe(std::size_t index, PyObject* value, call_state& state)
         describe_constexpr(value, state);
         break;
     case param_kind::stream:
-        state.key.push_back(tag_stream);  // the CPU runs launches synchronously
+        state.key.push_back(tag_stream); // the CPU runs launches synchronously
         break;
     }
 }
@@ -350,8 +355,8 @@ py::object dispatcher::call(PyObject* args, PyObject* kwargs)
     const auto given = static_cast<std::size_t>(PyTuple_GET_SIZE(args));
     if (given > count)
     {
-        throw py::type_error("the launcher takes " + std::to_string(count) + " arguments but " + std::to_string(given)
-                             + " were given");
+        throw py::type_error("the launcher takes " + std::to_string(count) + " arguments but " +
+                             std::to_string(given) + " were given");
     }
     scratch held;
     call_state& state = *held;
@@ -375,11 +380,13 @@ py::object dispatcher::call(PyObject* args, PyObject* kwargs)
             }
             if (i == count)
             {
-                throw py::type_error("the launcher got an unexpected keyword argument '" + std::string(name) + "'");
+                throw py::type_error("the launcher got an unexpected keyword argument '" + std::string(name) +
+                                     "'");
             }
             if (state.bound[i] != nullptr)
             {
-                throw py::type_error("the launcher got multiple values for argument '" + std::string(name) + "'");
+                throw py::type_error("the launcher got multiple values for argument '" + std::string(name) +
+                                     "'");
             }
             state.bound[i] = value;
         }
@@ -390,7 +397,8 @@ py::object dispatcher::call(PyObject* args, PyObject* kwargs)
         {
             if (!m_params[i].default_value)
             {
-                throw py::type_error("the launcher is missing the required argument '" + m_params[i].name + "'");
+                throw py::type_error("the launcher is missing the required argument '" + m_params[i].name +
+                                     "'");
             }
             state.bound[i] = m_params[i].default_value.ptr();
         }
@@ -403,7 +411,7 @@ py::object dispatcher::call(PyObject* args, PyObject* kwargs)
     }
 
     artifact* found = nullptr;
-    std::shared_ptr<artifact> keep;  // only a compile may drop the entry during the call
+    std::shared_ptr<artifact> keep; // only a compile may drop the entry during the call
     auto it = m_cache.find(state.key);
     if (it != m_cache.end())
     {
@@ -473,4 +481,4 @@ std::vector<key_type> dispatcher::keys() const
     return out;
 }
 
-}  // namespace flyrt::dispatch
+} // namespace flyrt::dispatch

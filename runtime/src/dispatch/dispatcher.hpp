@@ -46,7 +46,7 @@ struct param_spec
     std::string name;
     param_kind kind = param_kind::scalar;
     scalar_class scalar_type = scalar_class::automatic;
-    pybind11::object default_value;  // null handle: required
+    pybind11::object default_value; // null handle: required
 };
 
 // Compiled code for one specialization.
@@ -82,7 +82,10 @@ public:
     // `compile(bound_args: tuple, key: tuple) -> (Artifact, compiled: bool)`
     // `inline(*args, **kwargs)`: the launcher called during a trace
     // `adapt(value) -> numpy.ndarray`: a tensor numpy cannot see directly
-    dispatcher(std::vector<param_spec> params, pybind11::object compile, pybind11::object inline_call, pybind11::object adapt);
+    dispatcher(std::vector<param_spec> params,
+               pybind11::object compile,
+               pybind11::object inline_call,
+               pybind11::object adapt);
 
     // The launcher's tp_call: `args` a tuple, `kwargs` a dict or null.
     pybind11::object call(PyObject* args, PyObject* kwargs);
@@ -110,9 +113,9 @@ private:
     pybind11::object m_compile;
     pybind11::object m_inline;
     pybind11::object m_adapt;
-    pybind11::dict m_constexpr_ids;  // non-integer Constexpr values -> small ids
+    pybind11::dict m_constexpr_ids; // non-integer Constexpr values -> small ids
     std::unordered_map<key_type, std::shared_ptr<artifact>, key_hash> m_cache;
     cache_counters m_counters;
 };
 
-}  // namespace flyrt::dispatch
+} // namespace flyrt::dispatch

@@ -242,4 +242,4 @@ std::vector<value_id> function_builder::finish(op_handle o)
     return results;
 }
 
-}  // namespace flyrt::ir
+} // namespace flyrt::ir

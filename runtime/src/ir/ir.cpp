@@ -13,8 +13,8 @@ bool is_integer(scalar kind)
 
 bool is_unsigned(scalar kind)
 {
-    return kind == scalar::u8 || kind == scalar::u16 || kind == scalar::u32 || kind == scalar::u64
-           || kind == scalar::i1;
+    return kind == scalar::u8 || kind == scalar::u16 || kind == scalar::u32 || kind == scalar::u64 ||
+           kind == scalar::i1;
 }
 
 bool is_float(scalar kind)
@@ -113,10 +113,7 @@ const char* opcode_name(opcode code)
 class printer
 {
 public:
-    explicit printer(std::ostringstream& out)
-        : m_out(out)
-    {
-    }
+    explicit printer(std::ostringstream& out) : m_out(out) {}
 
     void print_function(const function& f)
     {
@@ -200,7 +197,7 @@ private:
     const function* m_fn = nullptr;
 };
 
-}  // namespace
+} // namespace
 
 std::string print(const module& m)
 {
@@ -213,4 +210,4 @@ std::string print(const module& m)
     return out.str();
 }
 
-}  // namespace flyrt::ir
+} // namespace flyrt::ir

@@ -10,11 +10,7 @@ namespace
 class verifier
 {
 public:
-    verifier(const module& m, const function& f)
-        : m_module(m)
-        , m_fn(f)
-    {
-    }
+    verifier(const module& m, const function& f) : m_module(m), m_fn(f) {}
 
     void run()
     {
@@ -28,8 +24,8 @@ public:
 private:
     [[noreturn]] void fail(const std::string& message, const location& loc) const
     {
-        throw verify_error("in " + std::string(m_fn.kind == function_kind::kernel ? "kernel " : "launcher ")
-                               + m_fn.name + ": " + message,
+        throw verify_error("in " + std::string(m_fn.kind == function_kind::kernel ? "kernel " : "launcher ") +
+                               m_fn.name + ": " + message,
                            loc);
     }
 
@@ -50,9 +46,9 @@ private:
     {
         if (m_visible.count(id) == 0)
         {
-            fail("value %" + std::to_string(id) + " (" + name_of(id)
-                     + ") is used where it is not defined: a value computed inside a branch or loop "
-                       "can only be used after it through the branch or loop's results",
+            fail("value %" + std::to_string(id) + " (" + name_of(id) +
+                     ") is used where it is not defined: a value computed inside a branch or loop "
+                     "can only be used after it through the branch or loop's results",
                  o.loc);
         }
         return m_fn.type_of(id);
@@ -206,8 +202,8 @@ private:
         }
         case opcode::if_:
         {
-            if (o.operands.size() != 1 || o.regions.size() != 2
-                || m_fn.type_of(o.operands[0]).kind != scalar::i1)
+            if (o.operands.size() != 1 || o.regions.size() != 2 ||
+                m_fn.type_of(o.operands[0]).kind != scalar::i1)
             {
                 fail("an if needs one boolean condition and two regions", o.loc);
             }
@@ -223,7 +219,8 @@ private:
                 fail("malformed for loop", o.loc);
             }
             const type& iv = m_fn.type_of(o.operands[0]);
-            if (!is_integer(iv.kind) || iv != m_fn.type_of(o.operands[1]) || iv != m_fn.type_of(o.operands[2]))
+            if (!is_integer(iv.kind) || iv != m_fn.type_of(o.operands[1]) ||
+                iv != m_fn.type_of(o.operands[2]))
             {
                 fail("loop bounds must be integers of one type", o.loc);
             }
@@ -338,11 +335,11 @@ private:
         {
             fail("launch of unknown kernel " + o.callee, o.loc);
         }
-        constexpr std::size_t geometry = 7;  // grid xyz, block xyz, smem
+        constexpr std::size_t geometry = 7; // grid xyz, block xyz, smem
         if (o.operands.size() != geometry + callee->parameters.size())
         {
-            fail("kernel " + o.callee + " takes " + std::to_string(callee->parameters.size())
-                     + " native arguments, the launch passes " + std::to_string(o.operands.size() - geometry),
+            fail("kernel " + o.callee + " takes " + std::to_string(callee->parameters.size()) +
+                     " native arguments, the launch passes " + std::to_string(o.operands.size() - geometry),
                  o.loc);
         }
         for (std::size_t i = 0; i < geometry; ++i)
@@ -356,7 +353,8 @@ private:
         {
             if (m_fn.type_of(o.operands[geometry + i]) != callee->type_of(callee->parameters[i]))
             {
-                fail("argument " + std::to_string(i) + " of kernel " + o.callee + " has the wrong type", o.loc);
+                fail("argument " + std::to_string(i) + " of kernel " + o.callee + " has the wrong type",
+                     o.loc);
             }
         }
     }
@@ -367,7 +365,7 @@ private:
     std::set<value_id> m_visible;
 };
 
-}  // namespace
+} // namespace
 
 void verify(const module& m)
 {
@@ -377,4 +375,4 @@ void verify(const module& m)
     }
 }
 
-}  // namespace flyrt::ir
+} // namespace flyrt::ir

@@ -9,8 +9,8 @@
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
-#include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/LegacyPassManager.h>
 #include <llvm/MC/TargetRegistry.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/MemoryBuffer.h>
@@ -35,8 +35,7 @@ std::string message_of(llvm::Error error)
     return stream.str();
 }
 
-template <class T>
-T take(llvm::Expected<T> value, const char* what)
+template <class T> T take(llvm::Expected<T> value, const char* what)
 {
     if (!value)
     {
@@ -71,8 +70,8 @@ struct host_machine
         auto builder = take(llvm::orc::JITTargetMachineBuilder::detectHost(), "cannot describe this CPU");
         builder.setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
         machine = take(builder.createTargetMachine(), "cannot create a target machine");
-        id = machine->getTargetTriple().str() + "/" + machine->getTargetCPU().str() + "/"
-             + machine->getTargetFeatureString().str();
+        id = machine->getTargetTriple().str() + "/" + machine->getTargetCPU().str() + "/" +
+             machine->getTargetFeatureString().str();
     }
 };
 
@@ -107,7 +106,7 @@ void optimize(llvm::Module& module, llvm::TargetMachine& machine)
     builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(module, modules);
 }
 
-}  // namespace
+} // namespace
 
 const std::string& host_target_id()
 {
@@ -159,9 +158,9 @@ loaded_object::loaded_object(const std::string& object_bytes)
     }
     m_dylib = &*dylib;
     // libm (expf, ...) from the process; the launch entry point from flyrt.
-    m_dylib->addGenerator(take(llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
-                                   jit.getDataLayout().getGlobalPrefix()),
-                               "cannot search the process for symbols"));
+    m_dylib->addGenerator(take(
+        llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(jit.getDataLayout().getGlobalPrefix()),
+        "cannot search the process for symbols"));
     llvm::orc::SymbolMap runtime;
     runtime[jit.mangleAndIntern(codegen::launch_symbol)] = {
         llvm::orc::ExecutorAddr::fromPtr(&flyrt_cpu_launch), llvm::JITSymbolFlags::Exported};
@@ -192,4 +191,4 @@ void* loaded_object::address(const std::string& symbol) const
     return address.toPtr<void*>();
 }
 
-}  // namespace flyrt::jit
+} // namespace flyrt::jit

@@ -41,4 +41,4 @@ private:
     llvm::orc::JITDylib* m_dylib;
 };
 
-}  // namespace flyrt::jit
+} // namespace flyrt::jit

@@ -142,7 +142,7 @@ private:
 unsigned default_workers()
 {
     const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-    return cores - 1;  // the caller is the last worker
+    return cores - 1; // the caller is the last worker
 }
 
 thread_pool& pool()
@@ -157,7 +157,7 @@ std::int32_t fail(std::string message)
     return 1;
 }
 
-}  // namespace
+} // namespace
 
 const std::string& last_error()
 {
@@ -174,7 +174,7 @@ unsigned worker_count()
     return pool().size() + 1;
 }
 
-}  // namespace flyrt::launch
+} // namespace flyrt::launch
 
 extern "C" void flyrt_report_error(const char* message, std::int32_t count, const std::int64_t* values)
 {
@@ -213,31 +213,30 @@ extern "C" std::int32_t flyrt_cpu_launch(flyrt::launch::blocks_function fn,
     {
         if (static_cast<std::int32_t>(g->grid[d]) < 0 || static_cast<std::int32_t>(g->block[d]) < 1)
         {
-            return fail("launch with grid (" + std::to_string(static_cast<std::int32_t>(g->grid[0])) + ", "
-                        + std::to_string(static_cast<std::int32_t>(g->grid[1])) + ", "
-                        + std::to_string(static_cast<std::int32_t>(g->grid[2])) + ") and block ("
-                        + std::to_string(static_cast<std::int32_t>(g->block[0])) + ", "
-                        + std::to_string(static_cast<std::int32_t>(g->block[1])) + ", "
-                        + std::to_string(static_cast<std::int32_t>(g->block[2]))
-                        + "): grid sizes must be >= 0 and block sizes >= 1");
+            return fail("launch with grid (" + std::to_string(static_cast<std::int32_t>(g->grid[0])) + ", " +
+                        std::to_string(static_cast<std::int32_t>(g->grid[1])) + ", " +
+                        std::to_string(static_cast<std::int32_t>(g->grid[2])) + ") and block (" +
+                        std::to_string(static_cast<std::int32_t>(g->block[0])) + ", " +
+                        std::to_string(static_cast<std::int32_t>(g->block[1])) + ", " +
+                        std::to_string(static_cast<std::int32_t>(g->block[2])) +
+                        "): grid sizes must be >= 0 and block sizes >= 1");
         }
         blocks *= g->grid[d];
         threads *= g->block[d];
     }
-    if (known_block_size != nullptr
-        && (static_cast<std::int32_t>(g->block[0]) != known_block_size[0]
-            || static_cast<std::int32_t>(g->block[1]) != known_block_size[1]
-            || static_cast<std::int32_t>(g->block[2]) != known_block_size[2]))
+    if (known_block_size != nullptr && (static_cast<std::int32_t>(g->block[0]) != known_block_size[0] ||
+                                        static_cast<std::int32_t>(g->block[1]) != known_block_size[1] ||
+                                        static_cast<std::int32_t>(g->block[2]) != known_block_size[2]))
     {
-        return fail("the kernel was compiled for known_block_size=(" + std::to_string(known_block_size[0]) + ", "
-                    + std::to_string(known_block_size[1]) + ", " + std::to_string(known_block_size[2])
-                    + ") but is launched with block=(" + std::to_string(g->block[0]) + ", "
-                    + std::to_string(g->block[1]) + ", " + std::to_string(g->block[2]) + ")");
+        return fail("the kernel was compiled for known_block_size=(" + std::to_string(known_block_size[0]) +
+                    ", " + std::to_string(known_block_size[1]) + ", " + std::to_string(known_block_size[2]) +
+                    ") but is launched with block=(" + std::to_string(g->block[0]) + ", " +
+                    std::to_string(g->block[1]) + ", " + std::to_string(g->block[2]) + ")");
     }
     if (threads > max_threads_per_block)
     {
-        return fail("a block of " + std::to_string(threads) + " threads exceeds the limit of "
-                    + std::to_string(max_threads_per_block) + " (as on GPUs)");
+        return fail("a block of " + std::to_string(threads) + " threads exceeds the limit of " +
+                    std::to_string(max_threads_per_block) + " (as on GPUs)");
     }
     if (g->smem_bytes > max_shared_bytes)
     {

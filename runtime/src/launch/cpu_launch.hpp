@@ -35,7 +35,7 @@ const std::string& last_error();
 void set_worker_count(unsigned count);
 unsigned worker_count();
 
-}  // namespace flyrt::launch
+} // namespace flyrt::launch
 
 // Called by generated kernels: records the launch's first error, the
 // `{}` in `message` replaced by `values`.

@@ -53,7 +53,8 @@ std::shared_ptr<dispatch::artifact> load_artifact(const py::bytes& object, const
     {
         py::gil_scoped_release unlocked;
         result->code = std::make_shared<jit::loaded_object>(bytes);
-        result->entry = reinterpret_cast<std::int32_t (*)(const std::uint64_t*)>(result->code->address(entry));
+        result->entry =
+            reinterpret_cast<std::int32_t (*)(const std::uint64_t*)>(result->code->address(entry));
     }
     return result;
 }
@@ -100,7 +101,7 @@ void install_call_slot(PyHeapTypeObject* type)
     type->ht_type.tp_call = call_launcher;
 }
 
-}  // namespace
+} // namespace
 
 PYBIND11_MODULE(_core, m)
 {
@@ -211,12 +212,13 @@ PYBIND11_MODULE(_core, m)
         .def_property_readonly("depth", &ir::function_builder::depth);
 
     py::class_<module_handle>(m, "Module")
-        .def(py::init([](const std::string& name)
-                      {
-                          auto h = std::make_unique<module_handle>();
-                          h->module.name = name;
-                          return h;
-                      }))
+        .def(py::init(
+            [](const std::string& name)
+            {
+                auto h = std::make_unique<module_handle>();
+                h->module.name = name;
+                return h;
+            }))
         .def("add_function", &add_function, py::return_value_policy::reference_internal)
         .def("__str__", [](const module_handle& h) { return ir::print(h.module); })
         .def(
@@ -253,9 +255,13 @@ PYBIND11_MODULE(_core, m)
         .def_property_readonly("hits", [](const dispatch::artifact& a) { return a.hits; });
     m.def("load_artifact", &load_artifact, py::arg("object"), py::arg("entry"));
 
-    py::class_<dispatch::dispatcher>(m, "Dispatcher", py::dynamic_attr(), py::custom_type_setup(install_call_slot))
+    py::class_<dispatch::dispatcher>(
+        m, "Dispatcher", py::dynamic_attr(), py::custom_type_setup(install_call_slot))
         .def(py::init(
-                 [](const std::vector<py::tuple>& specs, py::object compile, py::object inline_call, py::object adapt)
+                 [](const std::vector<py::tuple>& specs,
+                    py::object compile,
+                    py::object inline_call,
+                    py::object adapt)
                  {
                      std::vector<dispatch::param_spec> params;
                      for (const auto& spec : specs)
