@@ -96,3 +96,25 @@ def test_constexpr_and_scalar_specializations():
     fill(out, 2**40, 2)  # does not fit Int32: an Int64 specialization
     assert fill.cache_info().compiles == 3
     assert out[0] == np.float32(2**40)
+
+
+@flyc.kernel
+def _scalars(out: fx.Tensor, big: fx.Int64, flag: fx.Boolean, x: fx.Float32, d: fx.Float64):
+    out[0] = big + 1
+    out[1] = 1 if flag else 0
+    out[2] = x * 2.0
+    out[3] = d
+
+
+@flyc.jit
+def scalars(out: fx.Tensor, big: fx.Int64, flag: fx.Boolean, x: fx.Float32, d: fx.Float64):
+    _scalars(out, big, flag, x, d).launch()
+
+
+def test_annotated_scalar_parameters():
+    out = np.zeros(4, np.float64)
+    scalars(out, 2**40, True, 1.25, 0.1)
+    assert out.tolist() == [2**40 + 1, 1, 2.5, 0.1]
+    scalars(out, 3, False, 1, 2)  # Python ints convert to the annotated types
+    assert out.tolist() == [4, 0, 2, 2]
+    assert scalars.cache_info().compiles == 1
