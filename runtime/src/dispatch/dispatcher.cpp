@@ -413,6 +413,14 @@ py::object dispatcher::call(PyObject* args, PyObject* kwargs)
     artifact* found = nullptr;
     std::shared_ptr<artifact> keep; // only a compile may drop the entry during the call
     auto it = m_cache.find(state.key);
+    if (it != m_cache.end() && it->second->guard && !it->second->guard->holds()
+        && !m_revalidate(it->second->record).cast<bool>())
+    {
+        // Stale: something it was compiled from changed. Recompile (lazily: now).
+        m_cache.erase(it);
+        ++m_counters.evictions;
+        it = m_cache.end();
+    }
     if (it != m_cache.end())
     {
         found = it->second.get();
@@ -469,6 +477,11 @@ bool dispatcher::evict(const key_type& key)
     }
     ++m_counters.evictions;
     return true;
+}
+
+std::vector<std::pair<key_type, std::shared_ptr<artifact>>> dispatcher::entries() const
+{
+    return {m_cache.begin(), m_cache.end()};
 }
 
 std::vector<key_type> dispatcher::keys() const

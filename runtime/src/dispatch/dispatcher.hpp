@@ -17,6 +17,7 @@
 #include <pybind11/pybind11.h>
 
 #include "../jit/jit_engine.hpp"
+#include "dependency_guard.hpp"
 
 namespace flyrt::dispatch
 {
@@ -49,12 +50,14 @@ struct param_spec
     pybind11::object default_value; // null handle: required
 };
 
-// Compiled code for one specialization.
+// Compiled code for one specialization, and what it was compiled from.
 struct artifact
 {
     std::shared_ptr<jit::loaded_object> code;
     std::int32_t (*entry)(const std::uint64_t* slots) = nullptr;
     std::uint64_t hits = 0;
+    std::shared_ptr<dependency_guard> guard;  // null: depends on nothing watched
+    pybind11::object record;                  // Python's account of the dependencies
 };
 
 struct cache_counters
@@ -97,6 +100,7 @@ public:
     // Drops the artifact of one key; returns whether it existed.
     bool evict(const key_type& key);
     std::vector<key_type> keys() const;
+    std::vector<std::pair<key_type, std::shared_ptr<artifact>>> entries() const;
     const std::vector<param_spec>& params() const { return m_params; }
 
 private:
@@ -113,6 +117,7 @@ private:
     pybind11::object m_compile;
     pybind11::object m_inline;
     pybind11::object m_adapt;
+    pybind11::object m_revalidate;
     pybind11::dict m_constexpr_ids; // non-integer Constexpr values -> small ids
     std::unordered_map<key_type, std::shared_ptr<artifact>, key_hash> m_cache;
     cache_counters m_counters;

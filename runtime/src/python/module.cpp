@@ -251,8 +251,18 @@ PYBIND11_MODULE(_core, m)
             py::arg("llvm_ir") = false,
             "Object code for this CPU (and the optimized LLVM IR when asked).");
 
+    py::class_<dispatch::dependency_guard, std::shared_ptr<dispatch::dependency_guard>>(m, "DependencyGuard")
+        .def(py::init<>())
+        .def("watch_namespace", &dispatch::dependency_guard::watch_namespace)
+        .def("watch_function", &dispatch::dependency_guard::watch_function)
+        .def("watch_list", &dispatch::dependency_guard::watch_list)
+        .def("holds", &dispatch::dependency_guard::holds)
+        .def("__len__", &dispatch::dependency_guard::size);
+
     py::class_<dispatch::artifact, std::shared_ptr<dispatch::artifact>>(m, "Artifact")
-        .def_property_readonly("hits", [](const dispatch::artifact& a) { return a.hits; });
+        .def_property_readonly("hits", [](const dispatch::artifact& a) { return a.hits; })
+        .def_readwrite("guard", &dispatch::artifact::guard)
+        .def_readwrite("record", &dispatch::artifact::record);
     m.def("load_artifact", &load_artifact, py::arg("object"), py::arg("entry"));
 
     py::class_<dispatch::dispatcher>(
@@ -283,7 +293,8 @@ PYBIND11_MODULE(_core, m)
              })
         .def("_clear", &dispatch::dispatcher::clear)
         .def("_evict", &dispatch::dispatcher::evict)
-        .def("_keys", &dispatch::dispatcher::keys);
+        .def("_keys", &dispatch::dispatcher::keys)
+        .def("_entries", &dispatch::dispatcher::entries);
 
     m.def("set_tracing", &dispatch::set_tracing);
     m.def("tracing", &dispatch::tracing);

@@ -1,0 +1,120 @@
+#include "dependency_guard.hpp"
+
+namespace py = pybind11;
+
+namespace flyrt::dispatch
+{
+namespace
+{
+
+py::object borrowed(PyObject* object)
+{
+    return object ? py::reinterpret_borrow<py::object>(object) : py::object();
+}
+
+std::vector<py::object> cell_contents(PyObject* function)
+{
+    std::vector<py::object> contents;
+    PyObject* closure = PyFunction_GET_CLOSURE(function);
+    if (closure != nullptr)
+    {
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(closure); ++i)
+        {
+            contents.push_back(borrowed(PyCell_GET(PyTuple_GET_ITEM(closure, i))));
+        }
+    }
+    return contents;
+}
+
+}  // namespace
+
+void dependency_guard::watch_namespace(const py::handle& dict_or_class)
+{
+    PyObject* object = dict_or_class.ptr();
+    PyObject* dict = PyType_Check(object) ? reinterpret_cast<PyTypeObject*>(object)->tp_dict : object;
+    if (dict == nullptr || !PyDict_Check(dict))
+    {
+        throw py::type_error("watch_namespace needs a dict or a class");
+    }
+    auto* d = reinterpret_cast<PyDictObject*>(dict);
+    m_dicts.push_back({py::reinterpret_borrow<py::object>(object), d, d->ma_version_tag});
+}
+
+void dependency_guard::watch_function(const py::handle& function)
+{
+    PyObject* f = function.ptr();
+    if (!PyFunction_Check(f))
+    {
+        throw py::type_error("watch_function needs a Python function");
+    }
+    m_functions.push_back({py::reinterpret_borrow<py::object>(f),
+                           borrowed(PyFunction_GET_CODE(f)),
+                           borrowed(PyFunction_GET_DEFAULTS(f)),
+                           borrowed(PyFunction_GET_KW_DEFAULTS(f)),
+                           cell_contents(f)});
+}
+
+void dependency_guard::watch_list(const py::handle& list)
+{
+    if (!PyList_Check(list.ptr()))
+    {
+        throw py::type_error("watch_list needs a list");
+    }
+    list_watch w{py::reinterpret_borrow<py::object>(list), {}};
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(list.ptr()); ++i)
+    {
+        w.items.push_back(borrowed(PyList_GET_ITEM(list.ptr(), i)));
+    }
+    m_lists.push_back(std::move(w));
+}
+
+bool dependency_guard::holds() const
+{
+    for (const auto& w : m_dicts)
+    {
+        if (w.dict->ma_version_tag != w.version)
+        {
+            return false;
+        }
+    }
+    for (const auto& w : m_functions)
+    {
+        PyObject* f = w.function.ptr();
+        if (PyFunction_GET_CODE(f) != w.code.ptr() || PyFunction_GET_DEFAULTS(f) != w.defaults.ptr()
+            || PyFunction_GET_KW_DEFAULTS(f) != w.kwdefaults.ptr())
+        {
+            return false;
+        }
+        PyObject* closure = PyFunction_GET_CLOSURE(f);
+        const Py_ssize_t cells = closure ? PyTuple_GET_SIZE(closure) : 0;
+        if (static_cast<std::size_t>(cells) != w.cells.size())
+        {
+            return false;
+        }
+        for (Py_ssize_t i = 0; i < cells; ++i)
+        {
+            if (PyCell_GET(PyTuple_GET_ITEM(closure, i)) != w.cells[static_cast<std::size_t>(i)].ptr())
+            {
+                return false;
+            }
+        }
+    }
+    for (const auto& w : m_lists)
+    {
+        PyObject* list = w.list.ptr();
+        if (static_cast<std::size_t>(PyList_GET_SIZE(list)) != w.items.size())
+        {
+            return false;
+        }
+        for (std::size_t i = 0; i < w.items.size(); ++i)
+        {
+            if (PyList_GET_ITEM(list, static_cast<Py_ssize_t>(i)) != w.items[i].ptr())
+            {
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
+}  // namespace flyrt::dispatch

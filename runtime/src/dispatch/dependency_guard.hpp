@@ -1,0 +1,58 @@
+// What a compiled artifact depends on, checked on every launcher call
+// without running Python: namespace dicts by their PEP 509 version tag
+// (CPython 3.11 bumps it on every mutation), functions by the identity of
+// their code, defaults and closure cell contents, lists by the identity of
+// their items. Any difference sends the call to Python's slower re-check
+// (flyrt/dependencies.py), which decides whether the artifact is stale.
+#pragma once
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <cstdint>
+#include <vector>
+
+#include <pybind11/pybind11.h>
+
+namespace flyrt::dispatch
+{
+
+class dependency_guard
+{
+public:
+    // A namespace: a dict, or a class (its type dict), by version.
+    void watch_namespace(const pybind11::handle& dict_or_class);
+    void watch_function(const pybind11::handle& function);
+    void watch_list(const pybind11::handle& list);
+
+    // True while nothing watched changed; no Python code runs.
+    bool holds() const;
+    std::size_t size() const { return m_dicts.size() + m_functions.size() + m_lists.size(); }
+
+private:
+    struct dict_watch
+    {
+        pybind11::object owner;  // keeps the dict (or class) alive
+        PyDictObject* dict;
+        std::uint64_t version;
+    };
+    struct function_watch
+    {
+        pybind11::object function;
+        pybind11::object code;
+        pybind11::object defaults;
+        pybind11::object kwdefaults;
+        std::vector<pybind11::object> cells;  // contents, in closure order
+    };
+    struct list_watch
+    {
+        pybind11::object list;
+        std::vector<pybind11::object> items;
+    };
+
+    std::vector<dict_watch> m_dicts;
+    std::vector<function_watch> m_functions;
+    std::vector<list_watch> m_lists;
+};
+
+}  // namespace flyrt::dispatch
