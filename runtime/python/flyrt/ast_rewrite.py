@@ -310,6 +310,13 @@ class _Rewriter(ast.NodeTransformer):
             result = _call("and_", [_lambda(pair, node), _lambda(result, node)], node)
         return result
 
+    def visit_Attribute(self, node):
+        self.generic_visit(node)
+        if not isinstance(node.ctx, ast.Load):
+            return node
+        # Module and class attributes read while tracing are dependencies.
+        return _call("attr", [node.value, ast.copy_location(ast.Constant(node.attr), node)], node)
+
     def visit_Call(self, node):
         self.generic_visit(node)
         # Helpers called while tracing are rewritten too (flyrt.control_flow.call).
@@ -362,14 +369,23 @@ def _rewritten_code(fn):
 
 
 def rewrite(fn):
-    """`fn` with its control flow rewritten (same globals, defaults, cells)."""
+    """`fn` with its control flow rewritten (same globals, defaults, cells).
+    During a trace the function is recorded as a dependency, and its globals
+    are read through the trace's recorder."""
     from . import control_flow
+    from .dependencies import real_globals
+    from .tracing import active
 
     new_code = _rewritten_code(fn)
-    fn.__globals__.setdefault(RUNTIME, control_flow)
+    namespace = real_globals(fn.__globals__)
+    namespace.setdefault(RUNTIME, control_flow)
+    trace = active()
+    if trace is not None:
+        trace.recorder.function(fn)
+        namespace = trace.recorder.globals_for(fn)
     cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
     closure = tuple(cells[name] for name in new_code.co_freevars)
-    new = types.FunctionType(new_code, fn.__globals__, fn.__name__, fn.__defaults__, closure or None)
+    new = types.FunctionType(new_code, namespace, fn.__name__, fn.__defaults__, closure or None)
     new.__kwdefaults__ = fn.__kwdefaults__
     new.__qualname__ = fn.__qualname__
     new.__wrapped_original__ = fn

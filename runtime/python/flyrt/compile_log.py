@@ -12,7 +12,7 @@ class CompileRecord:
     specialization: str
     reason: str
     milliseconds: float
-    source: str  # "compiled" or "disk cache"
+    source: str  # "compiled", "disk cache" or "reused"
     when: float = field(default_factory=time.time)
 
     def __str__(self):

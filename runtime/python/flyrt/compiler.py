@@ -2,6 +2,7 @@
 
 from .compile_log import compile_log  # noqa: F401
 from .errors import KernelError  # noqa: F401
+from .factories import StaleLauncherError, compile_cache  # noqa: F401
 from .kernel import KernelFunction
 from .launcher import JitFunction, jit  # noqa: F401
 

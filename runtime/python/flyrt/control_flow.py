@@ -1,8 +1,7 @@
 """What rewritten control flow calls (see ast_rewrite): Python semantics for
 Python conditions, structured IR ops for traced ones."""
 
-import os
-import sysconfig
+import functools
 import types
 
 from . import dtypes
@@ -268,35 +267,44 @@ def while_(cond_fn, body_fn, values, names):
     return _loop(begin, body_fn, values, names, where, "while loop")
 
 
-# -- calls ---------------------------------------------------------------------
-
-_LIBRARY_DIRS = tuple(
-    os.path.realpath(p) + os.sep
-    for p in {sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
-)
-_FLYRT_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
-
-
-def _user_function(fn):
-    if not isinstance(fn, types.FunctionType):
-        return False
-    code = fn.__code__
-    if code.co_flags & (0x20 | 0x80 | 0x200):  # generators and coroutines run as written
-        return False
-    filename = code.co_filename
-    if filename.startswith(_FLYRT_DIR):
-        return False
-    return not os.path.realpath(filename).startswith(_LIBRARY_DIRS)
+# -- calls and attributes --------------------------------------------------------
 
 
 def call(fn, *args, **kwargs):
-    """A call inside traced code: user helpers are traced with their control
-    flow rewritten too."""
+    """A call inside traced code: user helpers are recorded as dependencies
+    and traced with their control flow rewritten too."""
     from .ast_rewrite import rewrite
+    from .dependencies import is_user_file
+    from .tracing import active
 
-    if _user_function(fn):
-        try:
-            fn = rewrite(fn)
-        except (OSError, TypeError, SyntaxError):
-            pass  # no source to rewrite: it runs as written
+    while isinstance(fn, functools.partial):
+        args = fn.args + args
+        kwargs = {**fn.keywords, **kwargs}
+        fn = fn.func
+    if isinstance(fn, (staticmethod, classmethod)):
+        fn = fn.__func__
+    if isinstance(fn, types.FunctionType) and is_user_file(fn.__code__.co_filename):
+        if fn.__code__.co_flags & (0x20 | 0x80 | 0x200):  # generators and coroutines run as written
+            trace = active()
+            if trace is not None:
+                trace.recorder.function(fn)
+        else:
+            try:
+                fn = rewrite(fn)
+            except (OSError, TypeError, SyntaxError):
+                trace = active()
+                if trace is not None:
+                    trace.recorder.function(fn)  # no source to rewrite: it runs as written
     return fn(*args, **kwargs)
+
+
+def attr(obj, name):
+    """`obj.name` inside traced code; module and class attributes are recorded."""
+    from .tracing import active
+
+    value = getattr(obj, name)
+    if isinstance(obj, (types.ModuleType, type)):
+        trace = active()
+        if trace is not None:
+            trace.recorder.attribute(obj, name, value)
+    return value

@@ -15,9 +15,10 @@ from collections import namedtuple
 
 import numpy as np
 
-from . import _core, compile_log, disk_cache, dtypes, specialization, tensor
+from . import _core, compile_log, disk_cache, dtypes, factories, invalidation, specialization, tensor
 from ._version import __version__
 from .ast_rewrite import rewrite
+from .dependencies import DependencyRecord
 from .errors import KernelError, raise_at
 from .expr import Stream, Tensor, is_constexpr
 from .tracing import Trace, tracing
@@ -92,7 +93,12 @@ class JitFunction(_core.Dispatcher):
             lambda bound, key: me()._compile(bound, key),
             lambda *a, **k: me()._inline(*a, **k),
             _adapt_tensor,
+            lambda record: me()._revalidate(record),
         )
+        self._history = {}  # specialization key -> DependencyRecords, oldest first
+        self._factory = factories.creator_of(fn)
+        self.last_reasons = None  # why the latest artifact went stale
+        invalidation.register(self)
 
     def __repr__(self):
         return f"<flyrt launcher {self.__qualname__}>"
@@ -108,6 +114,47 @@ class JitFunction(_core.Dispatcher):
     def cache_clear(self):
         """Drops every compiled artifact; the next call compiles again."""
         self._clear()
+        self._history.clear()
+
+    # -- invalidation -----------------------------------------------------------
+
+    _HISTORY = 8  # earlier versions kept per specialization, for A -> B -> A
+
+    def _check_factory(self):
+        change = self._factory.change() if self._factory is not None else None
+        if change:
+            self._factory.wrapper.cache_clear()
+            raise factories.StaleLauncherError(
+                f"{self.__qualname__} was built by {self._factory.name}, whose code changed since; call "
+                f"{self._factory.name}(...) again for a launcher built from the new code")
+
+    def _revalidate(self, record):
+        """The C++ guard saw a change: is the artifact still what this call needs?"""
+        self._check_factory()
+        reasons = record.changes()
+        if not reasons:
+            record.refresh()
+            return True
+        record.last_reason = reasons
+        self.last_reasons = reasons
+        return False
+
+    def sweep(self):
+        """Evicts the artifacts whose dependencies changed; returns the reasons."""
+        reasons = []
+        for key, artifact in self._entries():
+            record = artifact.record
+            if record is None or artifact.guard.holds():
+                continue
+            changes = record.changes()
+            if changes:
+                self._evict(key)
+                record.last_reason = changes
+                self.last_reasons = changes
+                reasons.extend(changes)
+            else:
+                record.refresh()
+        return reasons
 
     # -- tracing ---------------------------------------------------------------
 
@@ -151,9 +198,20 @@ class JitFunction(_core.Dispatcher):
 
     def _compile(self, bound_args, key):
         global _COMPILER_ID
+        self._check_factory()
         start = time.perf_counter()
         bound = dict(zip(self.signature.parameters, bound_args))
         specs = specialization.decode(key, bound_args)
+        described = ", ".join(s.describe() for s in specs)
+        history = self._history.setdefault(key, [])
+        for earlier in reversed(history):
+            if not earlier.changes():  # A -> B -> A: A's artifact again, no compile
+                earlier.refresh()
+                compile_log.record(compile_log.CompileRecord(
+                    self.__qualname__, described, "dependencies match an earlier version",
+                    (time.perf_counter() - start) * 1e3, "reused"))
+                return earlier.artifact, False
+        stale = next((r.last_reason for r in reversed(history) if r.last_reason), None)
         trace, host_name = self._trace(specs, bound)
         if _COMPILER_ID is None:
             _COMPILER_ID = _compiler_id()
@@ -168,9 +226,15 @@ class JitFunction(_core.Dispatcher):
             if use_disk:
                 disk_cache.store(digest, obj)
         artifact = _core.load_artifact(obj, host_name)
-        described = ", ".join(s.describe() for s in specs)
+        record = DependencyRecord(trace.recorder, self.__qualname__)
+        record.artifact, artifact.record, artifact.guard = artifact, record, record.guard
+        history.append(record)
+        del history[: -self._HISTORY]
         info = self.cache_info()
-        reason = "first call" if info.size == 0 and info.misses == 1 else "new specialization"
+        if stale:
+            reason = "recompiled: " + "; ".join(stale)
+        else:
+            reason = "first call" if info.size == 0 and info.misses == 1 else "new specialization"
         compile_log.record(compile_log.CompileRecord(
             self.__qualname__, described, reason, (time.perf_counter() - start) * 1e3,
             "compiled" if compiled else "disk cache"))

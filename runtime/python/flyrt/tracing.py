@@ -6,6 +6,7 @@ import sys
 import threading
 
 from . import _core
+from .dependencies import Recorder
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _state = threading.local()
@@ -20,6 +21,7 @@ class Trace:
         self.kernels = {}  # (kernel, signature) -> traced kernel name
         self.names = set()
         self.files = {}  # id(builder) -> file its ops currently come from
+        self.recorder = Recorder()  # what the traced code reads and runs
 
     def unique_name(self, base):
         name, n = base, 1

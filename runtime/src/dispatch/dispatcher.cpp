@@ -170,9 +170,10 @@ thread_local std::size_t dispatcher::scratch::t_depth = 0;
 dispatcher::dispatcher(std::vector<param_spec> params,
                        py::object compile,
                        py::object inline_call,
-                       py::object adapt)
+                       py::object adapt,
+                       py::object revalidate)
     : m_params(std::move(params)), m_compile(std::move(compile)), m_inline(std::move(inline_call)),
-      m_adapt(std::move(adapt))
+      m_adapt(std::move(adapt)), m_revalidate(std::move(revalidate))
 {
 }
 

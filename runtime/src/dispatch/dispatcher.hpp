@@ -85,10 +85,13 @@ public:
     // `compile(bound_args: tuple, key: tuple) -> (Artifact, compiled: bool)`
     // `inline(*args, **kwargs)`: the launcher called during a trace
     // `adapt(value) -> numpy.ndarray`: a tensor numpy cannot see directly
+    // `revalidate(record) -> bool`: after the guard saw a change, whether
+    //     the artifact still holds (else it is evicted and recompiled)
     dispatcher(std::vector<param_spec> params,
                pybind11::object compile,
                pybind11::object inline_call,
-               pybind11::object adapt);
+               pybind11::object adapt,
+               pybind11::object revalidate);
 
     // The launcher's tp_call: `args` a tuple, `kwargs` a dict or null.
     pybind11::object call(PyObject* args, PyObject* kwargs);

@@ -271,20 +271,25 @@ PYBIND11_MODULE(_core, m)
                  [](const std::vector<py::tuple>& specs,
                     py::object compile,
                     py::object inline_call,
-                    py::object adapt)
+                    py::object adapt,
+                    py::object revalidate)
                  {
                      std::vector<dispatch::param_spec> params;
                      for (const auto& spec : specs)
                      {
                          params.push_back(make_param(spec));
                      }
-                     return std::make_unique<dispatch::dispatcher>(
-                         std::move(params), std::move(compile), std::move(inline_call), std::move(adapt));
+                     return std::make_unique<dispatch::dispatcher>(std::move(params),
+                                                                   std::move(compile),
+                                                                   std::move(inline_call),
+                                                                   std::move(adapt),
+                                                                   std::move(revalidate));
                  }),
              py::arg("params"),
              py::arg("compile"),
              py::arg("inline_call"),
-             py::arg("adapt"))
+             py::arg("adapt"),
+             py::arg("revalidate"))
         .def("_counters",
              [](const dispatch::dispatcher& d)
              {

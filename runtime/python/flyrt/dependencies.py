@@ -1,0 +1,225 @@
+"""What a compiled artifact depends on, recorded while it traces.
+
+Recorded from what actually ran, not guessed from ``co_names``: every
+function the trace executed (kernels, launchers, helpers, lambdas, wrapped
+functions, partial targets), every global, module-attribute and
+class-attribute binding it read, and the constants those bindings hold.
+The record builds the C++ guard checked on every call
+(``_core.DependencyGuard``) and, when the guard sees a change, says whether
+anything the artifact was built from really changed, and what.
+"""
+
+import builtins
+import os
+import sys
+import sysconfig
+import types
+
+from . import _core
+from .fingerprint import fingerprint
+
+MISSING = object()
+_LIBRARY_DIRS = tuple(
+    os.path.realpath(p) + os.sep
+    for p in {sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
+)
+_FLYRT_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def is_user_file(filename):
+    """Code the user may edit: not flyrt, not the standard library or site-packages."""
+    if not filename or filename.startswith(_FLYRT_DIR):
+        return False
+    if filename.startswith("<"):
+        return True  # notebook cells and other interactive code
+    return not os.path.realpath(filename).startswith(_LIBRARY_DIRS)
+
+
+def is_user_module(module):
+    if module.__name__ == "__main__":
+        return True
+    filename = getattr(module, "__file__", None)
+    return filename is not None and is_user_file(filename)
+
+
+class Binding:
+    """A name read from a namespace (module globals or a class) and its value."""
+
+    __slots__ = ("owner", "namespace", "name", "value", "fingerprint")
+
+    def __init__(self, owner, namespace, name, value):
+        self.owner = owner  # what to watch: the globals dict, or the class
+        self.namespace = namespace  # where to look the name up: a dict or a mappingproxy
+        self.name = name
+        self.value = value
+        self.fingerprint = fingerprint(value)
+
+    def where(self):
+        if isinstance(self.owner, type):
+            return f"class {self.owner.__qualname__}"
+        return f"module {self.namespace.get('__name__', '?')}"
+
+    def change(self):
+        """What changed about this binding, or None."""
+        current = self.namespace.get(self.name, MISSING)
+        if current is MISSING:
+            return f"'{self.name}' was deleted from {self.where()}"
+        if current is self.value and not _is_container(current):
+            return None
+        if fingerprint(current) == self.fingerprint:
+            return None
+        if current is self.value:
+            return f"the contents of '{self.name}' in {self.where()} changed"
+        if isinstance(current, (bool, int, float, str)) and isinstance(self.value, (bool, int, float, str)):
+            return f"'{self.name}' in {self.where()} changed from {self.value!r} to {current!r}"
+        return f"'{self.name}' in {self.where()} now refers to a different {type(current).__name__}"
+
+
+def _is_container(value):
+    return isinstance(value, (dict, list, tuple, set))
+
+
+class RecordingGlobals(dict):
+    """A function's globals as a trace sees them: reads are recorded.
+
+    CPython 3.11 looks globals up through ``__getitem__`` when they are not an
+    exact dict, so every global the traced code reads passes through here."""
+
+    def __init__(self, real, recorder):
+        super().__init__()
+        self._real = real
+        self._recorder = recorder
+        dict.__setitem__(self, "__builtins__", real.get("__builtins__", builtins))
+        dict.__setitem__(self, "__name__", real.get("__name__"))
+
+    def __getitem__(self, name):
+        value = self._real[name]
+        if not name.startswith("__flyrt"):
+            self._recorder.read(self._real, self._real, name, value)
+        return value
+
+    def __setitem__(self, name, value):
+        self._real[name] = value
+
+    def get(self, name, default=None):
+        return self._real.get(name, default)
+
+    def setdefault(self, name, default=None):
+        return self._real.setdefault(name, default)
+
+
+def real_globals(namespace):
+    return namespace._real if isinstance(namespace, RecordingGlobals) else namespace
+
+
+class Recorder:
+    """Collects one trace's dependencies."""
+
+    def __init__(self):
+        self.functions = {}  # id -> function
+        self.bindings = {}  # (id(namespace), name) -> Binding
+        self._proxies = {}  # id(real globals) -> RecordingGlobals
+
+    def globals_for(self, fn):
+        real = real_globals(fn.__globals__)
+        proxy = self._proxies.get(id(real))
+        if proxy is None:
+            proxy = self._proxies[id(real)] = RecordingGlobals(real, self)
+        return proxy
+
+    def function(self, fn):
+        if isinstance(fn, types.FunctionType) and is_user_file(fn.__code__.co_filename):
+            self.functions.setdefault(id(fn), fn)
+
+    def read(self, owner, namespace, name, value):
+        key = (id(namespace), name)
+        if key not in self.bindings:
+            self.bindings[key] = Binding(owner, namespace, name, value)
+
+    def attribute(self, obj, name, value):
+        """`obj.name` was read while tracing: modules and classes of the
+        user's code are namespaces whose bindings the artifact depends on."""
+        if isinstance(obj, types.ModuleType):
+            if is_user_module(obj):
+                self.read(obj.__dict__, obj.__dict__, name, value)
+        elif isinstance(obj, type):
+            for klass in obj.__mro__:
+                if name in klass.__dict__:
+                    module = sys.modules.get(klass.__module__)
+                    if module is not None and is_user_module(module):
+                        self.read(klass, klass.__dict__, name, klass.__dict__[name])
+                    break
+
+
+class DependencyRecord:
+    """One artifact's dependencies, their fingerprints, and its C++ guard."""
+
+    def __init__(self, recorder, launcher_name):
+        self.launcher_name = launcher_name
+        self.functions = list(recorder.functions.values())
+        self.function_fingerprints = [fingerprint(f) for f in self.functions]
+        self.bindings = list(recorder.bindings.values())
+        self.artifact = None
+        self.last_reason = None
+        self.guard = self._build_guard()
+
+    def _build_guard(self):
+        guard = _core.DependencyGuard()
+        owners = {}
+        for binding in self.bindings:
+            owners.setdefault(id(binding.owner), binding.owner)
+            _watch_containers(guard, binding.value, owners)
+        for owner in owners.values():
+            guard.watch_namespace(owner)
+        for fn in self.functions:
+            guard.watch_function(fn)
+            for cell in fn.__closure__ or ():
+                try:
+                    _watch_containers(guard, cell.cell_contents, owners, watch_dicts=True)
+                except ValueError:
+                    pass  # an empty cell
+        return guard
+
+    def changes(self):
+        """Why this artifact is stale: empty when nothing it was built from changed."""
+        reasons = []
+        for binding in self.bindings:
+            reason = binding.change()
+            if reason:
+                reasons.append(reason)
+        for fn, recorded in zip(self.functions, self.function_fingerprints):
+            if fingerprint(fn) != recorded:
+                reasons.append(f"function {fn.__qualname__} ({fn.__module__}) changed")
+        return reasons
+
+    def refresh(self):
+        """After a change that changed nothing that matters (e.g. another
+        global of the module was assigned): watch the objects as they are now."""
+        for binding in self.bindings:
+            binding.value = binding.namespace.get(binding.name, MISSING)
+        self.guard = self._build_guard()
+        if self.artifact is not None:
+            self.artifact.guard = self.guard
+
+    def names(self):
+        """Readable dependencies, for explanations."""
+        functions = [f"{f.__module__}.{f.__qualname__}" for f in self.functions]
+        bindings = [f"{b.where()}: {b.name}" for b in self.bindings]
+        return functions, bindings
+
+
+def _watch_containers(guard, value, owners, watch_dicts=True, depth=0):
+    """Containers whose contents compiled code may have baked in."""
+    if depth > 3:
+        return
+    if isinstance(value, dict) and watch_dicts:
+        owners.setdefault(id(value), value)
+        for item in value.values():
+            _watch_containers(guard, item, owners, watch_dicts, depth + 1)
+    elif isinstance(value, list):
+        guard.watch_list(value)
+        for item in value:
+            _watch_containers(guard, item, owners, watch_dicts, depth + 1)
+    elif isinstance(value, tuple):
+        for item in value:
+            _watch_containers(guard, item, owners, watch_dicts, depth + 1)

@@ -1,0 +1,77 @@
+"""Fingerprints of live objects: what a compiled artifact was built from.
+
+A function's fingerprint covers its code object (bytecode, constants, nested
+code, names), defaults, keyword defaults and closure cell contents; a
+constant's covers its value. Never source files or modification times.
+Code fingerprints are memoized per code object.
+"""
+
+import functools
+import hashlib
+import types
+
+_code_fingerprints = {}  # id(code) -> (code, fingerprint); the code is kept alive
+
+
+def _code(code):
+    cached = _code_fingerprints.get(id(code))
+    if cached is not None and cached[0] is code:
+        return cached[1]
+    parts = [code.co_code, repr(code.co_names), repr(code.co_varnames), repr(code.co_freevars),
+             repr(code.co_cellvars), code.co_name, str(code.co_flags), str(code.co_argcount),
+             str(code.co_kwonlyargcount)]
+    for const in code.co_consts:
+        parts.append(_code(const) if isinstance(const, types.CodeType) else f"{type(const).__name__}:{const!r}")
+    digest = hashlib.sha256("\x00".join(p if isinstance(p, str) else p.hex() for p in parts).encode()).hexdigest()
+    _code_fingerprints[id(code)] = (code, digest)
+    return digest
+
+
+def fingerprint(value, _seen=None):
+    """A string that changes when `value` changes in a way compiled code could see."""
+    seen = _seen if _seen is not None else set()
+    if id(value) in seen:
+        return "<cycle>"
+    if isinstance(value, (bool, int, float, complex, str, bytes, type(None))):
+        return f"{type(value).__name__}:{value!r}"
+    if isinstance(value, types.FunctionType):
+        seen.add(id(value))
+        cells = [fingerprint(c.cell_contents, seen) if _filled(c) else "<empty>" for c in value.__closure__ or ()]
+        return "fn(" + "|".join([
+            _code(value.__code__),
+            fingerprint(value.__defaults__, seen),
+            fingerprint(value.__kwdefaults__, seen),
+            ",".join(cells),
+        ]) + ")"
+    if isinstance(value, (staticmethod, classmethod)):
+        return f"{type(value).__name__}({fingerprint(value.__func__, seen)})"
+    if isinstance(value, functools.partial):
+        seen.add(id(value))
+        return (f"partial({fingerprint(value.func, seen)},{fingerprint(value.args, seen)},"
+                f"{fingerprint(value.keywords, seen)})")
+    if isinstance(value, types.ModuleType):
+        return f"module:{value.__name__}"
+    if isinstance(value, (tuple, list)):
+        seen.add(id(value))
+        return f"{type(value).__name__}[" + ",".join(fingerprint(v, seen) for v in value) + "]"
+    if isinstance(value, dict):
+        seen.add(id(value))
+        items = sorted((repr(k), fingerprint(v, seen)) for k, v in value.items())
+        return "dict{" + ",".join(f"{k}:{v}" for k, v in items) + "}"
+    wrapped = getattr(value, "__wrapped__", None)
+    if isinstance(wrapped, types.FunctionType) and hasattr(value, "_inline"):
+        return f"launcher({fingerprint(wrapped, seen)})"  # a @flyc.jit device helper
+    kernel = getattr(value, "fn", None)
+    if isinstance(kernel, types.FunctionType) and type(value).__name__ == "KernelFunction":
+        return f"kernel({fingerprint(kernel, seen)})"
+    if isinstance(value, type):
+        return f"class:{value.__module__}.{value.__qualname__}@{id(value):x}"
+    return f"{type(value).__qualname__}@{id(value):x}"
+
+
+def _filled(cell):
+    try:
+        cell.cell_contents
+        return True
+    except ValueError:
+        return False

@@ -1,0 +1,120 @@
+"""The process-wide view: every launcher, what went stale, and edited modules.
+
+Launchers check their own dependencies on every call (no cell boundary is
+needed). A kernel, a notebook or a test can also `sweep()` at a boundary, to
+evict stale artifacts and factory entries eagerly and say what changed; and
+`reload_edited_modules()` brings in module files edited on disk, updating
+functions and classes in place (IPython's superreload), so the objects the
+user holds run the new code.
+"""
+
+import hashlib
+import os
+import sys
+import weakref
+
+from . import factories
+from .dependencies import is_user_module
+
+_launchers = weakref.WeakSet()
+
+
+def register(launcher):
+    _launchers.add(launcher)
+
+
+def launchers():
+    return sorted(_launchers, key=lambda launcher: launcher.__qualname__)
+
+
+def sweep():
+    """Evicts what changed since the last look. Returns [(what, reasons)]."""
+    notices = []
+    for link in factories.registered():
+        change = link.change()
+        if change:
+            link.wrapper.cache_clear()
+            notices.append((f"compile factory {link.name}", [change]))
+            link.fingerprint = None  # reported once; relinked when it builds again
+    for cache in _compile_caches():
+        reasons = cache.sweep()
+        if reasons:
+            notices.append((f"compile factory {cache.__qualname__}", reasons))
+    for launcher in launchers():
+        reasons = launcher.sweep()
+        if reasons:
+            notices.append((f"launcher {launcher.__qualname__}", reasons))
+    return notices
+
+
+def _compile_caches():
+    seen = {}
+    for launcher in launchers():
+        link = launcher._factory
+        if link is not None and isinstance(link.wrapper, factories.CompileCache):
+            seen[id(link.wrapper)] = link.wrapper
+    return list(seen.values())
+
+
+def format_notice(notices):
+    """One short paragraph: what was evicted, and why."""
+    lines = []
+    for what, reasons in notices:
+        unique = list(dict.fromkeys(reasons))
+        lines.append(f"flyrt: evicted {what}: {'; '.join(unique)} (recompiles on next call)")
+    return "\n".join(lines)
+
+
+class _ModuleFiles:
+    """Stat (then content hash) of the user's module files, to spot edits."""
+
+    def __init__(self):
+        self.seen = {}  # module name -> (mtime_ns, size, sha256)
+        self.enabled = True
+
+    def _user_modules(self):
+        for name, module in list(sys.modules.items()):
+            filename = getattr(module, "__file__", None)
+            if filename and filename.endswith(".py") and name != "__main__" and is_user_module(module):
+                yield name, module, filename
+
+    def changed(self):
+        edited = []
+        for name, module, filename in self._user_modules():
+            try:
+                stat = os.stat(filename)
+            except OSError:
+                continue
+            known = self.seen.get(name)
+            if known is not None and known[:2] == (stat.st_mtime_ns, stat.st_size):
+                continue
+            with open(filename, "rb") as f:
+                digest = hashlib.sha256(f.read()).hexdigest()
+            self.seen[name] = (stat.st_mtime_ns, stat.st_size, digest)
+            if known is not None and known[2] != digest:
+                edited.append(module)
+        return edited
+
+
+_module_files = _ModuleFiles()
+
+
+def set_autoreload(enabled):
+    _module_files.enabled = enabled
+
+
+def autoreload_enabled():
+    return _module_files.enabled
+
+
+def reload_edited_modules():
+    """Reloads user modules whose file content changed, in place. Returns their names."""
+    if not _module_files.enabled:
+        return []
+    from IPython.extensions.autoreload import superreload
+
+    reloaded = []
+    for module in _module_files.changed():
+        superreload(module)
+        reloaded.append(module.__name__)
+    return reloaded
