@@ -327,7 +327,9 @@ class _Rewriter(ast.NodeTransformer):
 
 def _source_tree(fn):
     try:
-        lines, first_line = inspect.getsourcelines(fn)
+        # The code object, not the function: inspect would follow __wrapped__
+        # (functools.wraps) to another function's source.
+        lines, first_line = inspect.getsourcelines(fn.__code__)
     except OSError as error:
         raise OSError(f"flyrt needs the source of {fn.__qualname__} ({fn.__code__.co_filename}) to trace it: "
                       "define kernels in a file or a notebook cell") from error
@@ -390,3 +392,22 @@ def rewrite(fn):
     new.__qualname__ = fn.__qualname__
     new.__wrapped_original__ = fn
     return new
+
+
+def traceable(fn):
+    """`fn` ready to run inside a trace: rewritten when its source is a
+    plain definition; otherwise (a lambda, code without source) as written,
+    its globals still read through the trace's recorder."""
+    from .tracing import active
+
+    try:
+        return rewrite(fn)
+    except (OSError, TypeError, SyntaxError):
+        trace = active()
+        if trace is None:
+            return fn
+        trace.recorder.function(fn)
+        plain = types.FunctionType(fn.__code__, trace.recorder.globals_for(fn), fn.__name__, fn.__defaults__,
+                                   fn.__closure__)
+        plain.__kwdefaults__ = fn.__kwdefaults__
+        return plain

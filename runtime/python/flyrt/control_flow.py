@@ -273,7 +273,7 @@ def while_(cond_fn, body_fn, values, names):
 def call(fn, *args, **kwargs):
     """A call inside traced code: user helpers are recorded as dependencies
     and traced with their control flow rewritten too."""
-    from .ast_rewrite import rewrite
+    from .ast_rewrite import traceable
     from .dependencies import is_user_file
     from .tracing import active
 
@@ -289,12 +289,7 @@ def call(fn, *args, **kwargs):
             if trace is not None:
                 trace.recorder.function(fn)
         else:
-            try:
-                fn = rewrite(fn)
-            except (OSError, TypeError, SyntaxError):
-                trace = active()
-                if trace is not None:
-                    trace.recorder.function(fn)  # no source to rewrite: it runs as written
+            fn = traceable(fn)
     return fn(*args, **kwargs)
 
 

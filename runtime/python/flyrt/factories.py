@@ -62,15 +62,21 @@ def _link_for(frame):
         wrapped = getattr(value, "__wrapped__", None)
         if isinstance(wrapped, types.FunctionType) and wrapped.__code__ is code and hasattr(value, "cache_clear"):
             existing = _strong_links.get(id(value))
-            if existing is not None and existing[0]() is value and existing[1].function is wrapped:
+            if existing is not None and existing[0]() is value and existing[1].change() is None:
                 return existing[1]
-            link = FactoryLink(value, wrapped)
-            try:
-                _strong_links[id(value)] = (weakref.ref(value), link)
-            except TypeError:
-                return link
-            return link
+            return relink(value)
     return None
+
+
+def relink(wrapper):
+    """A fresh link to `wrapper`'s current code; launchers built before keep
+    their old link, and so know they are stale."""
+    link = FactoryLink(wrapper, wrapper.__wrapped__)
+    try:
+        _strong_links[id(wrapper)] = (weakref.ref(wrapper), link)
+    except TypeError:
+        pass  # a wrapper without weak references: not swept, still checked per launcher
+    return link
 
 
 def registered():

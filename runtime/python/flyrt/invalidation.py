@@ -35,7 +35,7 @@ def sweep():
         if change:
             link.wrapper.cache_clear()
             notices.append((f"compile factory {link.name}", [change]))
-            link.fingerprint = None  # reported once; relinked when it builds again
+            factories.relink(link.wrapper)
     for cache in _compile_caches():
         reasons = cache.sweep()
         if reasons:

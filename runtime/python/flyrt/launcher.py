@@ -17,7 +17,7 @@ import numpy as np
 
 from . import _core, compile_log, disk_cache, dtypes, factories, invalidation, specialization, tensor
 from ._version import __version__
-from .ast_rewrite import rewrite
+from .ast_rewrite import rewrite, traceable
 from .dependencies import DependencyRecord
 from .errors import KernelError, raise_at
 from .expr import Stream, Tensor, is_constexpr
@@ -159,7 +159,7 @@ class JitFunction(_core.Dispatcher):
     # -- tracing ---------------------------------------------------------------
 
     def _inline(self, *args, **kwargs):
-        return rewrite(self.fn)(*args, **kwargs)
+        return traceable(self.fn)(*args, **kwargs)
 
     def _trace(self, specs, bound):
         trace = Trace(self.__name__)
@@ -188,6 +188,8 @@ class JitFunction(_core.Dispatcher):
             else:
                 args[pname] = value
         trace.builders.append(builder)
+        if self._factory is not None:
+            trace.recorder.function(self._factory.function)  # its code built this launcher
         with tracing(trace):
             rewrite(self.fn)(**args)
         problem = trace.module.verify()

@@ -1,0 +1,344 @@
+"""The invalidation engine in one process (no kernel, no cell boundary): each
+scenario checks that fresh code ran (the values) and that nothing needless
+compiled (the counts)."""
+
+import importlib
+import itertools
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import flyrt.compiler as flyc
+from flyrt import invalidation
+
+_counter = itertools.count()
+
+HEADER = """
+import functools
+import flyrt.compiler as flyc
+import flyrt.expr as fx
+"""
+
+
+@pytest.fixture
+def make_module(tmp_path, monkeypatch):
+    """Writes and imports a fresh user module; returns it."""
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+    def make(body, name=None):
+        name = name or f"user_mod_{next(_counter)}"
+        path = tmp_path / f"{name}.py"
+        path.write_text(HEADER + textwrap.dedent(body))
+        importlib.invalidate_caches()
+        return importlib.import_module(name)
+
+    yield make
+
+
+def run(launcher, n=8):
+    x = np.arange(n, dtype=np.float32)
+    out = np.zeros(n, np.float32)
+    launcher(x, out)
+    return out
+
+
+def compiles(launcher):
+    return launcher.cache_info().compiles
+
+
+ELEMENTWISE = """
+@flyc.kernel
+def kernel(x: fx.Tensor, out: fx.Tensor):
+    i = fx.thread_idx.x
+    out[i] = {expression}
+
+@flyc.jit
+def launch(x: fx.Tensor, out: fx.Tensor):
+    kernel(x, out).launch(block=(x.shape[0],))
+"""
+
+
+def elementwise(expression, extra=""):
+    return extra + ELEMENTWISE.format(expression=expression)
+
+
+def test_helper_redefined_later(make_module):
+    mod = make_module(elementwise("helper(x[i])", "def helper(v):\n    return v + 1.0\n"))
+    assert run(mod.launch)[3] == 4.0
+    exec("def helper(v):\n    return v * 10.0\n", mod.__dict__)
+    assert run(mod.launch)[3] == 30.0
+    assert compiles(mod.launch) == 2
+    assert "helper" in " ".join(mod.launch.last_reasons)
+
+
+def test_helper_reached_as_module_attribute(make_module):
+    helpers = make_module("def helper(v):\n    return v + 1.0\n")
+    mod = make_module(f"import {helpers.__name__} as helpers\n" + elementwise("helpers.helper(x[i])"))
+    assert run(mod.launch)[2] == 3.0
+    helpers.helper = lambda v: v - 1.0
+    assert run(mod.launch)[2] == 1.0
+    assert compiles(mod.launch) == 2
+
+
+def test_from_import_then_module_patch_keeps_the_old_binding(make_module):
+    helpers = make_module("def helper(v):\n    return v + 1.0\n")
+    mod = make_module(f"from {helpers.__name__} import helper\n" + elementwise("helper(x[i])"))
+    assert run(mod.launch)[2] == 3.0
+    helpers.helper = lambda v: v - 1.0  # mod still holds the old function: Python semantics
+    assert run(mod.launch)[2] == 3.0
+    assert compiles(mod.launch) == 1
+
+
+def test_global_scalar_changed_and_unrelated_global_changed(make_module):
+    mod = make_module(elementwise("x[i] * SCALE", "SCALE = 2.0\nCOUNTER = 0\n"))
+    assert run(mod.launch)[3] == 6.0
+    mod.COUNTER += 1  # same module, not a dependency: re-checked, not recompiled
+    assert run(mod.launch)[3] == 6.0
+    assert compiles(mod.launch) == 1
+    mod.SCALE = 3.0
+    assert run(mod.launch)[3] == 9.0
+    assert compiles(mod.launch) == 2
+    assert "'SCALE' in module" in mod.launch.last_reasons[0] and "2.0 to 3.0" in mod.launch.last_reasons[0]
+
+
+def test_dict_constant_mutated_in_place(make_module):
+    mod = make_module(elementwise("x[i] * CONFIG['scale']", "CONFIG = {'scale': 2.0}\n"))
+    assert run(mod.launch)[1] == 2.0
+    mod.CONFIG["scale"] = 5.0
+    assert run(mod.launch)[1] == 5.0
+    assert compiles(mod.launch) == 2
+
+
+def test_code_swapped_in_place(make_module):
+    mod = make_module(elementwise("helper(x[i])", "def helper(v):\n    return v + 1.0\n"))
+    held = mod.helper
+    assert run(mod.launch)[1] == 2.0
+
+    def replacement(v):
+        return v + 100.0
+
+    held.__code__ = replacement.__code__  # what IPython's autoreload does
+    assert run(mod.launch)[1] == 101.0
+    assert compiles(mod.launch) == 2
+
+
+def test_defaults_changed(make_module):
+    mod = make_module(elementwise("helper(x[i])", "def helper(v, k=2.0):\n    return v * k\n"))
+    assert run(mod.launch)[2] == 4.0
+    mod.helper.__defaults__ = (7.0,)
+    assert run(mod.launch)[2] == 14.0
+    assert compiles(mod.launch) == 2
+
+
+def test_closure_cell_changed_and_closure_list_mutated(make_module):
+    mod = make_module(elementwise("helper(x[i])", textwrap.dedent("""
+        def make():
+            factor = 2.0
+            offsets = [1.0]
+            def helper(v):
+                return v * factor + offsets[0]
+            return helper
+        helper = make()
+    """)))
+    assert run(mod.launch)[2] == 5.0
+    mod.helper.__closure__[0].cell_contents = 3.0  # factor
+    assert run(mod.launch)[2] == 7.0
+    mod.helper.__closure__[1].cell_contents[0] = 10.0  # offsets[0]
+    assert run(mod.launch)[2] == 16.0
+    assert compiles(mod.launch) == 3
+
+
+def test_transitive_helper_jit_helper_and_decorated_helper(make_module):
+    mod = make_module(elementwise("outer(x[i]) + device(x[i]) + wrapped(x[i])", textwrap.dedent("""
+        def inner(v):
+            return v + 1.0
+
+        def outer(v):
+            return inner(v) * 2.0
+
+        @flyc.jit
+        def device(v):
+            return v * 0.0
+
+        def logged(f):
+            @functools.wraps(f)
+            def wrapper(*args):
+                return f(*args)
+            return wrapper
+
+        @logged
+        def wrapped(v):
+            return v * 0.0
+    """)))
+    assert run(mod.launch)[1] == 4.0
+    exec("def inner(v):\n    return v + 2.0\n", mod.__dict__)  # transitive
+    assert run(mod.launch)[1] == 6.0
+    def device(v):
+        return v * 1.0
+
+    def wrapped(v):
+        return v * 10.0
+
+    mod.device.fn.__code__ = device.__code__  # the device helper's function
+    assert run(mod.launch)[1] == 7.0
+    mod.wrapped.__wrapped__.__code__ = wrapped.__code__  # behind functools.wraps
+    assert run(mod.launch)[1] == 17.0
+    assert compiles(mod.launch) == 4
+
+
+def test_staticmethod_patched_on_its_class(make_module):
+    mod = make_module(elementwise("Ops.scale(x[i])", textwrap.dedent("""
+        class Ops:
+            @staticmethod
+            def scale(v):
+                return v * 2.0
+    """)))
+    assert run(mod.launch)[3] == 6.0
+    mod.Ops.scale = staticmethod(lambda v: v * 3.0)
+    assert run(mod.launch)[3] == 9.0
+    assert compiles(mod.launch) == 2
+
+
+def test_two_launchers_share_a_helper_a_third_does_not(make_module):
+    mod = make_module(textwrap.dedent("""
+        def shared(v):
+            return v + 1.0
+
+        @flyc.kernel
+        def k1(x: fx.Tensor, out: fx.Tensor):
+            out[fx.thread_idx.x] = shared(x[fx.thread_idx.x])
+
+        @flyc.kernel
+        def k2(x: fx.Tensor, out: fx.Tensor):
+            out[fx.thread_idx.x] = shared(x[fx.thread_idx.x]) * 2.0
+
+        @flyc.kernel
+        def k3(x: fx.Tensor, out: fx.Tensor):
+            out[fx.thread_idx.x] = x[fx.thread_idx.x]
+
+        @flyc.jit
+        def l1(x: fx.Tensor, out: fx.Tensor):
+            k1(x, out).launch(block=(x.shape[0],))
+
+        @flyc.jit
+        def l2(x: fx.Tensor, out: fx.Tensor):
+            k2(x, out).launch(block=(x.shape[0],))
+
+        @flyc.jit
+        def l3(x: fx.Tensor, out: fx.Tensor):
+            k3(x, out).launch(block=(x.shape[0],))
+    """))
+    for launcher in (mod.l1, mod.l2, mod.l3):
+        run(launcher)
+    exec("def shared(v):\n    return v + 5.0\n", mod.__dict__)
+    assert run(mod.l1)[0] == 5.0 and run(mod.l2)[0] == 10.0 and run(mod.l3)[0] == 0.0
+    assert [compiles(launcher) for launcher in (mod.l1, mod.l2, mod.l3)] == [2, 2, 1]
+
+
+def test_a_b_a_reuses_the_first_artifact(make_module):
+    mod = make_module(elementwise("helper(x[i])", "def helper(v):\n    return v + 1.0\n"))
+    original = mod.helper
+    assert run(mod.launch)[1] == 2.0
+    mod.helper = lambda v: v - 1.0
+    assert run(mod.launch)[1] == 0.0
+    mod.helper = original
+    assert run(mod.launch)[1] == 2.0
+    assert compiles(mod.launch) == 2  # A, B; A again without compiling
+    assert flyc.compile_log()[-1].source == "reused"
+
+
+SEED = """
+SCALE = 1.0
+
+def _load_q_fragments(q, i):
+    return q[i] * SCALE
+
+@{decorator}
+def compile_decode(group: int = 1):
+    @flyc.kernel
+    def decode_kernel(q: fx.Tensor, out: fx.Tensor):
+        i = fx.thread_idx.x
+        out[i] = _load_q_fragments(q, i) + group
+
+    @flyc.jit
+    def launch_decode(q: fx.Tensor, out: fx.Tensor):
+        decode_kernel(q, out).launch(block=(q.shape[0],))
+
+    return {{"launch": launch_decode, "kernel": decode_kernel}}
+"""
+
+
+@pytest.mark.parametrize("decorator", ["functools.lru_cache(maxsize=256)", "flyc.compile_cache(maxsize=256)"])
+def test_seed_flow_in_one_process(make_module, decorator):
+    """FlyDSL#453: patch the helper, rerun the same shape without clearing
+    anything: the sentinel must be observed; restore: the original artifact
+    comes back without compiling."""
+    mod = make_module(SEED.format(decorator=decorator))
+    launch = mod.compile_decode(1)["launch"]
+    assert run(launch)[2] == 3.0
+    original = mod._load_q_fragments
+
+    def sentinel(q, i):
+        raise RuntimeError("sentinel traced")
+
+    mod._load_q_fragments = sentinel
+    with pytest.raises(RuntimeError, match="sentinel traced"):
+        run(mod.compile_decode(1)["launch"])
+    mod._load_q_fragments = original
+    launch = mod.compile_decode(1)["launch"]
+    assert run(launch)[2] == 3.0
+    assert launch.cache_info().compiles == 1  # the restore re-used the original artifact
+
+
+def test_compile_cache_evicts_per_entry_and_factory_code_change(make_module):
+    mod = make_module(SEED.format(decorator="flyc.compile_cache(maxsize=8)"))
+    first = mod.compile_decode(1)
+    second = mod.compile_decode(2)
+    assert mod.compile_decode(1) is first and mod.compile_decode(2) is second
+    assert mod.compile_decode.cache_info().currsize == 2
+    mod.SCALE = 1.0  # same value: nothing evicted
+    assert mod.compile_decode(1) is first
+    assert run(first["launch"])[2] == 3.0
+
+
+def test_lru_cache_factory_is_cleared_when_its_code_changes(make_module):
+    mod = make_module(SEED.format(decorator="functools.lru_cache(maxsize=256)"))
+    launch = mod.compile_decode(1)["launch"]
+    assert run(launch)[2] == 3.0
+    new_factory = make_module(SEED.replace("+ group", "+ group * 100").format(
+        decorator="functools.lru_cache(maxsize=256)")).compile_decode.__wrapped__
+    mod.compile_decode.__wrapped__.__code__ = new_factory.__code__
+    notices = invalidation.sweep()
+    assert any("compile factory compile_decode" in what for what, _ in notices)
+    assert mod.compile_decode.cache_info().currsize == 0
+    assert run(mod.compile_decode(1)["launch"])[2] == 102.0
+    with pytest.raises(flyc.StaleLauncherError, match="call compile_decode"):
+        run(launch)  # the launcher built from the old code refuses to run
+
+
+def test_module_file_edited_on_disk(make_module, tmp_path):
+    mod = make_module(elementwise("helper(x[i])", "def helper(v):\n    return v + 1.0\n"), name="edited_mod")
+    held = mod.launch
+    invalidation.reload_edited_modules()  # learns the file as it is
+    assert run(held)[1] == 2.0
+    path = tmp_path / "edited_mod.py"
+    path.write_text(path.read_text().replace("v + 1.0", "v + 50.0"))
+    assert invalidation.reload_edited_modules() == ["edited_mod"]
+    assert run(held)[1] == 51.0  # the launcher the user holds runs the new code
+    assert compiles(held) == 2
+    assert invalidation.reload_edited_modules() == []
+
+
+def test_sweep_reports_exactly_what_changed(make_module):
+    mod = make_module(elementwise("helper(x[i])", "def helper(v):\n    return v + 1.0\n"))
+    run(mod.launch)
+    invalidation.sweep()
+    assert [n for n in invalidation.sweep() if mod.launch.__qualname__ in n[0]] == []  # nothing changed
+    exec("def helper(v):\n    return v + 2.0\n", mod.__dict__)
+    notices = invalidation.sweep()
+    assert any("launcher launch" in what and "'helper'" in " ".join(r) for what, r in notices)
+    assert mod.launch.cache_info().size == 0  # evicted eagerly...
+    assert compiles(mod.launch) == 1  # ...but not recompiled until called
+    assert run(mod.launch)[1] == 3.0
