@@ -71,6 +71,9 @@ class _ModuleFiles:
     def __init__(self):
         self.seen = {}  # module name -> (mtime_ns, size, sha256)
         self.enabled = True
+        # Every object reloading replaced, per (module, name): a later reload
+        # updates them all in place again (as IPython's autoreload keeps them).
+        self.old_objects = {}
 
     def _user_modules(self):
         for name, module in list(sys.modules.items()):
@@ -115,6 +118,6 @@ def reload_edited_modules():
 
     reloaded = []
     for module in _module_files.changed():
-        superreload(module)
+        superreload(module, old_objects=_module_files.old_objects)
         reloaded.append(module.__name__)
     return reloaded

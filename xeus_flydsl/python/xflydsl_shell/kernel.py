@@ -14,9 +14,10 @@ import sys
 from IPython.core.error import StdinNotImplementedError
 from IPython.utils.tokenutil import token_at_cursor
 
-from . import comms, streams
+from . import comms, runtime_hooks, streams
 from ._version import __version__
 from .cell_hooks import hooks
+from .magics import FlydslMagics
 from .shell import create_shell
 
 LANGUAGE_INFO = {
@@ -53,6 +54,8 @@ class KernelFacade:
         self.shell.displayhook.publish_execution_result = native.publish_execution_result
         self.comm_manager = comms.install(native)
         self.hooks = hooks
+        runtime_hooks.install(hooks)
+        self.shell.register_magics(FlydslMagics)
         builtins.input = self._input
         getpass.getpass = self._getpass
 

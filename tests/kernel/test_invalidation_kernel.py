@@ -1,0 +1,161 @@
+"""The invalidation engine through the real kernel (jupyter_client): each
+cell runs as a user's would, and the kernel's notice is checked too."""
+
+import textwrap
+
+import pytest
+
+KERNEL_MODULE = """
+import flyrt.compiler as flyc
+import flyrt.expr as fx
+
+SCALE = 1.0
+
+def helper(v):
+    return v + 1.0
+
+@flyc.kernel
+def kernel(x: fx.Tensor, out: fx.Tensor):
+    i = fx.thread_idx.x
+    out[i] = helper(x[i]) * SCALE
+
+@flyc.jit
+def launch(x: fx.Tensor, out: fx.Tensor):
+    kernel(x, out).launch(block=(x.shape[0],))
+"""
+
+
+def result(kernel, code):
+    reply, outputs = kernel.execute(code)
+    assert reply["status"] == "ok", reply
+    data = [m["content"]["data"]["text/plain"] for m in outputs if m["msg_type"] == "execute_result"]
+    return data[0] if data else None, kernel.stdout(outputs)
+
+
+@pytest.fixture
+def session(kernel, tmp_path, request):
+    """The shared kernel, with `tmp_path` importable and a fresh module name."""
+    name = "kmod_" + request.node.name.replace("[", "_").replace("]", "_")
+    (tmp_path / f"{name}.py").write_text(KERNEL_MODULE)
+    result(kernel, f"import sys, numpy as np\nsys.path.insert(0, {str(tmp_path)!r})\n"
+                   f"import {name} as m\nx = np.arange(4, dtype=np.float32)\nout = np.zeros(4, np.float32)")
+    return kernel, name, tmp_path / f"{name}.py"
+
+
+def test_helper_redefined_in_a_later_cell(session):
+    kernel, name, _ = session
+    assert result(kernel, "m.launch(x, out); float(out[2])")[0] == "3.0"
+    value, text = result(kernel, "def new_helper(v):\n    return v * 10.0\nm.helper = new_helper")
+    assert "flyrt: evicted launcher launch: 'helper' in module" in text and name in text
+    assert result(kernel, "m.launch(x, out); float(out[2])")[0] == "20.0"
+    assert result(kernel, "m.launch.cache_info().compiles")[0] == "2"
+
+
+def test_an_unrelated_cell_evicts_nothing_and_prints_nothing(session):
+    kernel, _, _ = session
+    result(kernel, "m.launch(x, out)")
+    value, text = result(kernel, "unrelated = [1, 2, 3]\nm.OTHER = 5\nlen(unrelated)")
+    assert value == "3" and text == ""
+    assert result(kernel, "m.launch(x, out); m.launch.cache_info().compiles, m.launch.cache_info().evictions")[0] \
+        == "(1, 0)"
+
+
+def test_module_file_edited_on_disk_without_reload(session):
+    kernel, name, path = session
+    assert result(kernel, "held = m.launch; held(x, out); float(out[1])")[0] == "2.0"
+    result(kernel, f"from pathlib import Path\np = Path({str(path)!r})\n"
+                   "p.write_text(p.read_text().replace('v + 1.0', 'v + 40.0'))")
+    value, text = result(kernel, "m.launch(x, out); first = float(out[1]); held(x, out); first, float(out[1])")
+    assert value == "(41.0, 41.0)"  # the module's launcher and the one the user held
+    assert f"reloaded edited module {name}" in text
+    assert "evicted launcher launch" in text and "function helper" in text
+    result(kernel, "p.write_text(p.read_text().replace('v + 40.0', 'v + 1.0'))")
+    assert result(kernel, "held(x, out); float(out[1])")[0] == "2.0"
+    assert result(kernel, "held.cache_info().compiles")[0] == "2"  # the restore reused the first artifact
+
+
+def test_from_import_then_module_patch_recompiles_nothing(session):
+    kernel, name, _ = session
+    result(kernel, textwrap.dedent(f"""
+        from {name} import helper as imported
+        import flyrt.compiler as flyc, flyrt.expr as fx
+
+        @flyc.kernel
+        def mine(x: fx.Tensor, out: fx.Tensor):
+            out[fx.thread_idx.x] = imported(x[fx.thread_idx.x])
+
+        @flyc.jit
+        def run_mine(x: fx.Tensor, out: fx.Tensor):
+            mine(x, out).launch(block=(4,))
+
+        run_mine(x, out)
+    """))
+    value, text = result(kernel, "m.helper = lambda v: v * 0.0\nrun_mine(x, out); float(out[3])")
+    assert value == "4.0"
+    assert result(kernel, "run_mine.cache_info().compiles")[0] == "1"
+
+
+SEED_CELL = """
+import functools
+
+@functools.lru_cache(maxsize=256)
+def compile_decode(group=1):
+    @flyc.kernel
+    def decode_kernel(q: fx.Tensor, out: fx.Tensor):
+        i = fx.thread_idx.x
+        out[i] = _load_q_fragments(q, i) + group
+
+    @flyc.jit
+    def launch_decode(q: fx.Tensor, out: fx.Tensor):
+        decode_kernel(q, out).launch(block=(q.shape[0],))
+
+    return {"launch": launch_decode, "kernel": decode_kernel}
+
+def _load_q_fragments(q, i):
+    return q[i] * 2.0
+
+compile_decode()["launch"](x, out)
+assert out[3] == 7.0
+original = _load_q_fragments
+
+def _load_q_fragments(q, i):
+    raise RuntimeError("sentinel traced")
+
+try:
+    compile_decode()["launch"](x, out)
+    raise AssertionError("stale code ran")
+except RuntimeError as error:
+    assert "sentinel traced" in str(error)
+
+_load_q_fragments = original
+compile_decode()["launch"](x, out)
+assert out[3] == 7.0
+assert compile_decode()["launch"].cache_info().compiles == 1
+"""
+
+
+def test_the_seed_flow_inside_one_cell(session):
+    kernel, _, _ = session
+    result(kernel, "import flyrt.compiler as flyc, flyrt.expr as fx")
+    reply, outputs = kernel.execute(SEED_CELL)
+    assert reply["status"] == "ok", reply
+
+
+def test_flydsl_magics(session):
+    kernel, name, _ = session
+    result(kernel, "m.launch(x, out); m.launch(x, out)")
+    _, text = result(kernel, "%flydsl status")
+    assert "launch" in text and "autoreload of edited modules: on" in text
+    _, text = result(kernel, f"%flydsl why {name}.launch")
+    assert f"{name}.helper" in text and "reads:" in text and "SCALE" in text
+    reply, outputs = kernel.execute("%flydsl graph")
+    svg = [m for m in outputs if m["msg_type"] == "execute_result"][0]["content"]["data"]["image/svg+xml"]
+    assert "<svg" in svg and "helper" in svg
+    _, text = result(kernel, "%flydsl autoreload off")
+    assert "is off" in text
+    result(kernel, "%flydsl autoreload on")
+    _, text = result(kernel, "%flydsl clear")
+    assert "cleared" in text
+    assert result(kernel, "m.launch.cache_info().size")[0] == "0"
+    reply, outputs = kernel.execute("%flydsl frobnicate")
+    assert "unknown %flydsl command" in kernel.stdout(outputs, "stderr")

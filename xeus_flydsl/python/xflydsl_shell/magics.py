@@ -1,0 +1,109 @@
+"""``%flydsl``: what the runtime compiled, why, and what depends on what.
+
+    %flydsl status            launchers, artifacts, hits, compiles, evictions
+    %flydsl why <launcher>    its dependencies and why it last recompiled
+    %flydsl graph             launchers -> helpers -> modules (SVG), stale ones in red
+    %flydsl clear             drop every compiled artifact and factory entry
+    %flydsl autoreload on|off reload edited module files before each cell (default on)
+"""
+
+from IPython.core.magic import Magics, line_magic, magics_class
+from IPython.core.error import UsageError
+
+
+def _runtime():
+    import flyrt.compiler as flyc
+    from flyrt import factories, invalidation
+
+    return flyc, factories, invalidation
+
+
+@magics_class
+class FlydslMagics(Magics):
+    @line_magic
+    def flydsl(self, line):
+        words = line.split()
+        command, args = (words[0], words[1:]) if words else ("status", [])
+        handler = getattr(self, f"_{command}", None)
+        if handler is None:
+            raise UsageError(f"unknown %flydsl command {command!r}\n{__doc__}")
+        return handler(*args)
+
+    def _status(self):
+        flyc, factories, invalidation = _runtime()
+        launchers = invalidation.launchers()
+        if not launchers:
+            print("flyrt: no launchers yet")
+            return
+        print(f"{'launcher':<48} {'artifacts':>9} {'hits':>8} {'misses':>7} {'compiles':>9} {'evictions':>10}")
+        for launcher in launchers:
+            info = launcher.cache_info()
+            name = f"{launcher.__module__}.{launcher.__qualname__}"
+            print(f"{name:<48} {info.size:>9} {info.hits:>8} {info.misses:>7} {info.compiles:>9} {info.evictions:>10}")
+        links = factories.registered()
+        if links:
+            print("\ncompile factories: " + ", ".join(link.name for link in links))
+        print(f"autoreload of edited modules: {'on' if invalidation.autoreload_enabled() else 'off'}")
+
+    def _find(self, name):
+        _, _, invalidation = _runtime()
+        matches = [launcher for launcher in invalidation.launchers()
+                   if name in (launcher.__qualname__, launcher.__name__, f"{launcher.__module__}.{launcher.__qualname__}")]
+        if not matches:
+            raise UsageError(f"no launcher named {name!r}; %flydsl status lists them")
+        return matches[-1]
+
+    def _why(self, name=None):
+        if name is None:
+            raise UsageError("%flydsl why <launcher>")
+        flyc, _, _ = _runtime()
+        launcher = self._find(name)
+        records = [artifact.record for _, artifact in launcher._entries() if artifact.record is not None]
+        print(f"{launcher.__qualname__}: {launcher.cache_info()}")
+        for record in records:
+            functions, bindings = record.names()
+            print("  runs:  " + ", ".join(functions))
+            print("  reads: " + ", ".join(bindings))
+        history = [r for r in flyc.compile_log() if r.launcher == launcher.__qualname__]
+        if history:
+            print(f"  last compile: {history[-1]}")
+        if launcher.last_reasons:
+            print("  last evicted because: " + "; ".join(launcher.last_reasons))
+
+    def _graph(self):
+        import graphviz
+
+        _, factories, invalidation = _runtime()
+        dot = graphviz.Digraph("flyrt", graph_attr={"rankdir": "LR"}, node_attr={"fontsize": "10"})
+        for launcher in invalidation.launchers():
+            stale = any(a.guard is not None and not a.guard.holds() for _, a in launcher._entries())
+            color = "red" if stale else "black"
+            dot.node(f"L:{launcher.__qualname__}", launcher.__qualname__, shape="box", color=color, fontcolor=color)
+            for _, artifact in launcher._entries():
+                if artifact.record is None:
+                    continue
+                for fn in artifact.record.functions:
+                    name = f"{fn.__module__}.{fn.__qualname__}"
+                    dot.node(f"F:{name}", fn.__qualname__, shape="ellipse")
+                    dot.node(f"M:{fn.__module__}", fn.__module__, shape="folder")
+                    dot.edge(f"L:{launcher.__qualname__}", f"F:{name}", color=color)
+                    dot.edge(f"F:{name}", f"M:{fn.__module__}", style="dashed")
+        for link in factories.registered():
+            color = "red" if link.change() else "black"
+            dot.node(f"C:{link.name}", link.name, shape="component", color=color, fontcolor=color)
+        return dot
+
+    def _clear(self):
+        _, factories, invalidation = _runtime()
+        for link in factories.registered():
+            link.wrapper.cache_clear()
+        for launcher in invalidation.launchers():
+            launcher.cache_clear()
+        print("flyrt: cleared every compiled artifact and compile factory")
+
+    def _autoreload(self, state=None):
+        _, _, invalidation = _runtime()
+        if state not in ("on", "off"):
+            raise UsageError("%flydsl autoreload on|off")
+        invalidation.set_autoreload(state == "on")
+        print(f"flyrt: autoreload of edited modules is {state}")

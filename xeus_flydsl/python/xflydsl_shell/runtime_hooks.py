@@ -1,0 +1,47 @@
+"""What the kernel does around each cell for flyrt (once the user imported it).
+
+Before a cell: module files edited on disk are reloaded in place, then stale
+artifacts are evicted. After a cell: functions and bindings the user changed
+are diffed against what every artifact and compile factory was built from,
+and exactly the stale ones are evicted. One short notice says what and why;
+nothing is printed when nothing was evicted. Nothing recompiles here: the
+next call does.
+"""
+
+import sys
+
+
+def _invalidation():
+    """flyrt's invalidation module, if the user's code has imported flyrt."""
+    if "flyrt" not in sys.modules:
+        return None
+    from flyrt import invalidation
+
+    return invalidation
+
+
+def _report(invalidation, reloaded=()):
+    lines = [f"flyrt: reloaded edited module {name}; its functions and classes now run the new code"
+             for name in reloaded]
+    notices = invalidation.sweep()
+    if notices:
+        lines.append(invalidation.format_notice(notices))
+    if lines:
+        print("\n".join(lines))
+
+
+def before_cell(code):
+    invalidation = _invalidation()
+    if invalidation is not None:
+        _report(invalidation, invalidation.reload_edited_modules())
+
+
+def after_cell(code, succeeded):
+    invalidation = _invalidation()
+    if invalidation is not None:
+        _report(invalidation)
+
+
+def install(hooks):
+    hooks.register_before_cell(before_cell)
+    hooks.register_after_cell(after_cell)
