@@ -70,6 +70,7 @@ class _ModuleFiles:
 
     def __init__(self):
         self.seen = {}  # module name -> (mtime_ns, size, sha256)
+        self.classified = {}  # module name -> (module, filename, is a user module)
         self.enabled = True
         # Every object reloading replaced, per (module, name): a later reload
         # updates them all in place again (as IPython's autoreload keeps them).
@@ -77,9 +78,13 @@ class _ModuleFiles:
 
     def _user_modules(self):
         for name, module in list(sys.modules.items()):
-            filename = getattr(module, "__file__", None)
-            if filename and filename.endswith(".py") and name != "__main__" and is_user_module(module):
-                yield name, module, filename
+            known = self.classified.get(name)
+            if known is None or known[0] is not module:
+                filename = getattr(module, "__file__", None)
+                user = bool(filename) and filename.endswith(".py") and name != "__main__" and is_user_module(module)
+                known = self.classified[name] = (module, filename, user)
+            if known[2]:
+                yield name, module, known[1]
 
     def changed(self):
         edited = []
