@@ -16,6 +16,7 @@ test: build
 bench: build
 	@.venv/bin/python tests/bench/bench_kernel_roundtrip.py
 	@.venv/bin/python tests/bench/bench_runtime.py
+	@.venv/bin/python tests/bench/bench_invalidation.py
 
 format:
 	@clang-format-19 -i $$(git ls-files '*.cpp' '*.hpp')

@@ -342,3 +342,28 @@ def test_sweep_reports_exactly_what_changed(make_module):
     assert mod.launch.cache_info().size == 0  # evicted eagerly...
     assert compiles(mod.launch) == 1  # ...but not recompiled until called
     assert run(mod.launch)[1] == 3.0
+
+
+def test_lru_cache_factory_reading_a_module_constant(make_module):
+    mod = make_module(textwrap.dedent("""
+        OFFSET = 1.0
+
+        @functools.lru_cache(maxsize=None)
+        def build():
+            offset = OFFSET * 2.0  # read when the factory runs, baked in through the closure
+
+            @flyc.kernel
+            def kernel(x: fx.Tensor, out: fx.Tensor):
+                out[fx.thread_idx.x] = x[fx.thread_idx.x] + offset
+
+            @flyc.jit
+            def launch(x: fx.Tensor, out: fx.Tensor):
+                kernel(x, out).launch(block=(x.shape[0],))
+
+            return launch
+    """))
+    assert run(mod.build())[0] == 2.0
+    mod.OFFSET = 5.0
+    notices = invalidation.sweep()
+    assert any("'OFFSET', read by compile factory build" in " ".join(r) for _, r in notices)
+    assert run(mod.build())[0] == 10.0

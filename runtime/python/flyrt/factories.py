@@ -24,13 +24,19 @@ class StaleLauncherError(RuntimeError):
 
 
 class FactoryLink:
-    """A factory (lru_cache or compile_cache wrapper) and the code it had
-    when it built a launcher."""
+    """A factory (lru_cache or compile_cache wrapper) and what it was built
+    from when it built a launcher: its code, and the module constants its
+    code names (a plain lru_cache runs outside any recorder, so the names in
+    its code stand for what it read; functions it names are left to the
+    launchers, which record the helpers they really trace)."""
 
     def __init__(self, wrapper, function):
         self.wrapper = wrapper
         self.function = function
         self.fingerprint = fingerprint(function)
+        namespace = real_globals(function.__globals__)
+        self.constants = {name: fingerprint(namespace[name]) for name in _names(function.__code__)
+                          if name in namespace and _is_constant(namespace[name])}
 
     @property
     def name(self):
@@ -40,7 +46,23 @@ class FactoryLink:
         current = getattr(self.wrapper, "__wrapped__", None)
         if current is not self.function or fingerprint(current) != self.fingerprint:
             return f"compile factory {self.name} ({self.function.__module__}) changed"
+        namespace = real_globals(self.function.__globals__)
+        for name, recorded in self.constants.items():
+            if fingerprint(namespace.get(name)) != recorded:
+                return f"'{name}', read by compile factory {self.name}, changed"
         return None
+
+
+def _names(code):
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _names(const)
+    return names
+
+
+def _is_constant(value):
+    return isinstance(value, (bool, int, float, str, bytes, tuple, list, dict, type(None)))
 
 
 _strong_links = {}  # id(wrapper) -> (weakref to wrapper, FactoryLink)
