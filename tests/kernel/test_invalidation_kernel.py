@@ -159,3 +159,110 @@ def test_flydsl_magics(session):
     assert result(kernel, "m.launch.cache_info().size")[0] == "0"
     reply, outputs = kernel.execute("%flydsl frobnicate")
     assert "unknown %flydsl command" in kernel.stdout(outputs, "stderr")
+
+
+# Each scenario through the kernel, cell by cell: the module as written, the
+# change a later cell makes, out[2] before and after, and the compiles.
+SCENARIOS = {
+    "module_attribute": (
+        "import {helpers} as helpers\nKERNEL_BODY = 'helpers.helper(x[i])'",
+        "helpers.helper = lambda v: v * 100.0", "3.0", "200.0", 2),
+    "global_scalar": (
+        "SCALE2 = 2.0\nKERNEL_BODY = 'x[i] * SCALE2'", "m.SCALE2 = 4.0", "4.0", "8.0", 2),
+    "dict_constant_in_place": (
+        "CONFIG = {{'k': 2.0}}\nKERNEL_BODY = 'x[i] * CONFIG[\"k\"]'", "m.CONFIG['k'] = 3.0", "4.0", "6.0", 2),
+    "code_swapped_in_place": (
+        "def h(v):\n    return v + 1.0\nKERNEL_BODY = 'h(x[i])'",
+        "def other(v):\n    return v + 7.0\nm.h.__code__ = other.__code__", "3.0", "9.0", 2),
+    "defaults_changed": (
+        "def h(v, k=1.0):\n    return v + k\nKERNEL_BODY = 'h(x[i])'", "m.h.__defaults__ = (5.0,)", "3.0", "7.0", 2),
+    "closure_cell_changed": (
+        "def make():\n    k = 1.0\n    def h(v):\n        return v + k\n    return h\nh = make()\nKERNEL_BODY = 'h(x[i])'",
+        "m.h.__closure__[0].cell_contents = 9.0", "3.0", "11.0", 2),
+    "transitive_helper": (
+        "def inner(v):\n    return v + 1.0\ndef outer(v):\n    return inner(v)\nKERNEL_BODY = 'outer(x[i])'",
+        "m.inner = lambda v: v + 3.0", "3.0", "5.0", 2),
+    "jit_device_helper": (
+        "@flyc.jit\ndef dev(v):\n    return v + 1.0\nKERNEL_BODY = 'dev(x[i])'",
+        "m.dev = flyc.jit(lambda v: v + 2.0)", "3.0", "4.0", 2),
+    "decorated_helper": (
+        "import functools\ndef deco(f):\n    @functools.wraps(f)\n    def w(*a):\n        return f(*a)\n    return w\n"
+        "@deco\ndef h(v):\n    return v + 1.0\nKERNEL_BODY = 'h(x[i])'",
+        "def other(v):\n    return v + 6.0\nm.h.__wrapped__.__code__ = other.__code__", "3.0", "8.0", 2),
+    "staticmethod_on_class": (
+        "class Ops:\n    @staticmethod\n    def h(v):\n        return v + 1.0\nKERNEL_BODY = 'Ops.h(x[i])'",
+        "m.Ops.h = staticmethod(lambda v: v + 4.0)", "3.0", "6.0", 2),
+}
+
+SCENARIO_KERNEL = """
+import flyrt.compiler as flyc
+import flyrt.expr as fx
+{setup}
+
+@flyc.kernel
+def kernel(x: fx.Tensor, out: fx.Tensor):
+    i = fx.thread_idx.x
+    out[i] = BODY
+
+@flyc.jit
+def launch(x: fx.Tensor, out: fx.Tensor):
+    kernel(x, out).launch(block=(x.shape[0],))
+"""
+
+
+@pytest.mark.parametrize("scenario", sorted(SCENARIOS))
+def test_scenario_through_the_kernel(kernel, tmp_path, scenario):
+    setup, change, before, after, compiles = SCENARIOS[scenario]
+    helpers = f"khelpers_{scenario}"
+    (tmp_path / f"{helpers}.py").write_text("def helper(v):\n    return v + 1.0\n")
+    body = setup.format(helpers=helpers).rsplit("KERNEL_BODY = ", 1)
+    source = SCENARIO_KERNEL.format(setup=body[0]).replace("BODY", eval(body[1]))
+    name = f"kscen_{scenario}"
+    (tmp_path / f"{name}.py").write_text(source)
+    result(kernel, f"import sys, numpy as np\nsys.path.insert(0, {str(tmp_path)!r})\nimport {name} as m\n"
+                   f"import {helpers} as helpers\nimport flyrt.compiler as flyc\n"
+                   "x = np.arange(4, dtype=np.float32)\nout = np.zeros(4, np.float32)")
+    assert result(kernel, "m.launch(x, out); float(out[2])")[0] == before
+    _, text = result(kernel, change)
+    assert "flyrt: evicted launcher launch" in text  # the notice, right after the change
+    assert result(kernel, "m.launch(x, out); float(out[2])")[0] == after
+    assert result(kernel, "m.launch.cache_info().compiles")[0] == str(compiles)
+
+
+def test_shared_helper_recompiles_only_its_launchers_and_a_b_a(kernel, tmp_path):
+    (tmp_path / "kshared.py").write_text(textwrap.dedent("""
+        import flyrt.compiler as flyc
+        import flyrt.expr as fx
+
+        def shared(v):
+            return v + 1.0
+
+        @flyc.kernel
+        def k1(x: fx.Tensor, out: fx.Tensor):
+            out[fx.thread_idx.x] = shared(x[fx.thread_idx.x])
+
+        @flyc.kernel
+        def k3(x: fx.Tensor, out: fx.Tensor):
+            out[fx.thread_idx.x] = x[fx.thread_idx.x]
+
+        @flyc.jit
+        def l1(x: fx.Tensor, out: fx.Tensor):
+            k1(x, out).launch(block=(4,))
+
+        @flyc.jit
+        def l2(x: fx.Tensor, out: fx.Tensor):
+            k1(x, out).launch(block=(4,))
+
+        @flyc.jit
+        def l3(x: fx.Tensor, out: fx.Tensor):
+            k3(x, out).launch(block=(4,))
+    """))
+    result(kernel, f"import sys, numpy as np\nsys.path.insert(0, {str(tmp_path)!r})\nimport kshared as s\n"
+                   "x = np.arange(4, dtype=np.float32)\nout = np.zeros(4, np.float32)\n"
+                   "s.l1(x, out); s.l2(x, out); s.l3(x, out)")
+    _, text = result(kernel, "original = s.shared\ns.shared = lambda v: v + 2.0")
+    assert "launcher l1" in text and "launcher l2" in text and "launcher l3" not in text
+    assert result(kernel, "s.l1(x, out); s.l2(x, out); s.l3(x, out)\n"
+                          "[l.cache_info().compiles for l in (s.l1, s.l2, s.l3)]")[0] == "[2, 2, 1]"
+    result(kernel, "s.shared = original")
+    assert result(kernel, "s.l1(x, out); float(out[1]), s.l1.cache_info().compiles")[0] == "(2.0, 2)"

@@ -37,7 +37,9 @@ def test_getting_started_runs_and_shows_its_outputs(tmp_path):
     log = outputs_of(code[3])["stream"]["text"]
     assert "saxpy[Float32, Float32[1-d, contiguous], Float32[1-d, contiguous], Int32]: compiled" in log
     assert "Float64[1-d, contiguous]" in log and "new specialization" in log
-    assert "Wall time" in outputs_of(code[4])["stream"]["text"]
+    status = outputs_of(code[4])["stream"]["text"]
+    assert "__main__.saxpy" in status and "autoreload of edited modules: on" in status
+    assert "Wall time" in outputs_of(code[5])["stream"]["text"]
 
 
 def test_a_failing_cell_fails_nbconvert(tmp_path):
