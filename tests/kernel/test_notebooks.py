@@ -22,7 +22,12 @@ def execute(notebook, tmp_path):
 
 
 def outputs_of(cell):
-    return {output.get("output_type"): output for output in cell.get("outputs", [])}
+    """Outputs by type; stream text concatenated (a stream may arrive in pieces)."""
+    outputs = {output.get("output_type"): output for output in cell.get("outputs", [])}
+    streams = [output.text for output in cell.get("outputs", []) if output.get("output_type") == "stream"]
+    if streams:
+        outputs["stream"] = {"text": "".join(streams)}
+    return outputs
 
 
 def test_getting_started_runs_and_shows_its_outputs(tmp_path):
