@@ -44,6 +44,12 @@ public:
                 const std::vector<value_id>& args,
                 int line);
     void report(const std::string& message, const std::vector<value_id>& values, int line);
+    void barrier(int line);
+    value_id shuffle(value_id value, value_id source_thread, int line);
+    // A static shared-memory array of `bytes` for this kernel; returns its pointer.
+    value_id shared(scalar element, std::int64_t bytes, int line);
+    // The dynamic shared memory (`smem=` at launch), after the static arrays.
+    value_id dynamic_shared(scalar element, int line);
 
     // Structured control flow; ops are referred to by the handle returned.
     using op_handle = op*;

@@ -139,6 +139,33 @@ void function_builder::report(const std::string& message, const std::vector<valu
     o.callee = message;
 }
 
+void function_builder::barrier(int line)
+{
+    append(opcode::barrier, {}, line);
+}
+
+value_id function_builder::shuffle(value_id value, value_id source_thread, int line)
+{
+    op& o = append(opcode::shuffle, {value, source_thread}, line);
+    return result(o, type_of(value));
+}
+
+value_id function_builder::shared(scalar element, std::int64_t bytes, int line)
+{
+    constexpr std::int64_t alignment = 64;  // whole cache lines: vector loads, no false sharing
+    op& o = append(opcode::shared, {}, line);
+    o.int_value = m_fn->static_shared_bytes;
+    m_fn->static_shared_bytes += (bytes + alignment - 1) / alignment * alignment;
+    return result(o, type{scalar::ptr, element, address_space::shared});
+}
+
+value_id function_builder::dynamic_shared(scalar element, int line)
+{
+    op& o = append(opcode::shared, {}, line);
+    o.int_value = -1;  // resolved at codegen: after every static array
+    return result(o, type{scalar::ptr, element, address_space::shared});
+}
+
 function_builder::op_handle function_builder::begin_if(value_id cond, int line)
 {
     op& o = append(opcode::if_, {cond}, line);

@@ -106,6 +106,9 @@ const char* opcode_name(opcode code)
                                         "condition",
                                         "launch",
                                         "report",
+                                        "barrier",
+                                        "shuffle",
+                                        "shared",
                                         "return"};
     return names[static_cast<int>(code)];
 }
@@ -121,6 +124,10 @@ public:
         m_out << (f.kind == function_kind::kernel ? "kernel @" : "host @") << f.name << "(";
         list(f.parameters, true);
         m_out << ")";
+        if (f.static_shared_bytes > 0)
+        {
+            m_out << " shared(" << f.static_shared_bytes << ")";
+        }
         if (f.known_block_size[0] > 0)
         {
             m_out << " block(" << f.known_block_size[0] << "," << f.known_block_size[1] << ","
@@ -166,6 +173,10 @@ private:
                 {
                     m_out << o->int_value;
                 }
+            }
+            else if (o->code == opcode::shared)
+            {
+                m_out << "+" << o->int_value;
             }
             else if (o->code == opcode::special)
             {

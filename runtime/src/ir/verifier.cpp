@@ -2,6 +2,8 @@
 
 #include <set>
 
+#include "flyrt/uniformity.hpp"
+
 namespace flyrt::ir
 {
 namespace
@@ -292,6 +294,18 @@ private:
                 fail("errors are reported from kernels", o.loc);
             }
             break;
+        case opcode::barrier:
+        case opcode::shuffle:
+        case opcode::shared:
+            if (!kernel)
+            {
+                fail("barriers, shuffles and shared memory exist only inside a kernel", o.loc);
+            }
+            if (o.code == opcode::shuffle && (o.operands.size() != 2 || !is_integer(m_fn.type_of(o.operands[1]).kind)))
+            {
+                fail("a shuffle takes a value and a source thread index", o.loc);
+            }
+            break;
         case opcode::ret:
             break;
         }
@@ -365,6 +379,71 @@ private:
     std::set<value_id> m_visible;
 };
 
+// Barriers and shuffles need every thread of the block: none may sit under
+// control flow whose outcome depends on the thread.
+class synchronization_check
+{
+public:
+    explicit synchronization_check(const function& f)
+        : m_fn(f)
+        , m_uniformity(f)
+    {
+    }
+
+    void run() { visit(m_fn.body); }
+
+private:
+    bool divergent(const op& o) const
+    {
+        switch (o.code)
+        {
+        case opcode::if_:
+            return m_uniformity.varying(o.operands[0]);
+        case opcode::for_:
+            return m_uniformity.varying(o.operands[0]) || m_uniformity.varying(o.operands[1])
+                   || m_uniformity.varying(o.operands[2]);
+        case opcode::while_:
+        {
+            const auto& before = o.regions[0]->ops;
+            return !before.empty() && m_uniformity.varying(before.back()->operands.at(0));
+        }
+        default:
+            return false;
+        }
+    }
+
+    void visit(const region& r)
+    {
+        for (const auto& o : r.ops)
+        {
+            if ((o->code == opcode::barrier || o->code == opcode::shuffle) && m_divergent != nullptr)
+            {
+                const char* what = o->code == opcode::barrier ? "fx.barrier()" : "a warp shuffle";
+                throw verify_error(std::string(what) + " in kernel " + m_fn.name
+                                       + " sits under control flow that depends on the thread (the branch or loop "
+                                         "at line "
+                                       + std::to_string(m_divergent->loc.line)
+                                       + "): every thread of the block must reach it",
+                                   o->loc);
+            }
+            const op* saved = m_divergent;
+            if (m_divergent == nullptr && m_uniformity.synchronizes(*o) && divergent(*o))
+            {
+                m_divergent = o.get();
+            }
+            for (const auto& sub : o->regions)
+            {
+                visit(*sub);
+            }
+            m_divergent = saved;
+        }
+    }
+
+    const function& m_fn;
+    uniformity m_uniformity;
+    const op* m_divergent = nullptr;
+};
+
 } // namespace
 
 void verify(const module& m)
@@ -372,6 +451,13 @@ void verify(const module& m)
     for (const auto& f : m.functions)
     {
         verifier(m, *f).run();
+    }
+    for (const auto& f : m.functions)
+    {
+        if (f->kind == function_kind::kernel)
+        {
+            synchronization_check(*f).run();
+        }
     }
 }
 

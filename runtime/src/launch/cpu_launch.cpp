@@ -26,6 +26,12 @@ constexpr std::uint64_t inline_threshold = 1u << 15;
 constexpr std::uint32_t max_threads_per_block = 1024;
 constexpr std::uint32_t max_shared_bytes = 64 * 1024;
 
+// A block's shared memory: the kernel's static arrays, then `smem=`.
+std::size_t shared_bytes(const geometry& g)
+{
+    return static_cast<std::size_t>(g.static_shared_bytes) + g.smem_bytes;
+}
+
 // One launch at a time is spread over the workers; the caller takes part.
 class thread_pool
 {
@@ -77,7 +83,7 @@ private:
 
     static void execute(job& j)
     {
-        std::vector<unsigned char> shared(j.g->smem_bytes);
+        std::vector<unsigned char> shared(shared_bytes(*j.g));
         for (;;)
         {
             const std::uint64_t first = j.next.fetch_add(j.chunk);
@@ -238,9 +244,10 @@ extern "C" std::int32_t flyrt_cpu_launch(flyrt::launch::blocks_function fn,
         return fail("a block of " + std::to_string(threads) + " threads exceeds the limit of " +
                     std::to_string(max_threads_per_block) + " (as on GPUs)");
     }
-    if (g->smem_bytes > max_shared_bytes)
+    if (shared_bytes(*g) > max_shared_bytes)
     {
-        return fail("smem=" + std::to_string(g->smem_bytes) + " bytes exceeds the 64 KiB of shared memory");
+        return fail("shared memory of " + std::to_string(g->static_shared_bytes) + " bytes (static) + "
+                    + std::to_string(g->smem_bytes) + " bytes (smem=) exceeds the 64 KiB a block has");
     }
     if (blocks == 0)
     {
@@ -249,7 +256,7 @@ extern "C" std::int32_t flyrt_cpu_launch(flyrt::launch::blocks_function fn,
     g_reported = false;
     if (blocks == 1 || blocks * threads < inline_threshold || pool().size() == 0)
     {
-        std::vector<unsigned char> shared(g->smem_bytes);
+        std::vector<unsigned char> shared(shared_bytes(*g));
         fn(slots, g, 0, blocks, shared.data());
     }
     else

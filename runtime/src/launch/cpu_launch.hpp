@@ -15,8 +15,8 @@ struct geometry
 {
     std::uint32_t grid[3];
     std::uint32_t block[3];
-    std::uint32_t smem_bytes;
-    std::uint32_t reserved;
+    std::uint32_t smem_bytes;         // dynamic shared memory, `smem=` at launch
+    std::uint32_t static_shared_bytes; // the kernel's own shared arrays, before it
 };
 
 using blocks_function = void (*)(const void* slots,
