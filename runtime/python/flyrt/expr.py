@@ -18,6 +18,17 @@ from .dtypes import (  # noqa: F401  (public names)
     UInt32,
     UInt64,
 )
+from .block import (  # noqa: F401  (public names)
+    barrier,
+    dynamic_shared,
+    lane_id,
+    set_warp_size,
+    shared,
+    shuffle,
+    shuffle_xor,
+    warp_reduce,
+    warp_size,
+)
 from .tracing import current, line
 from .values import Value, select  # noqa: F401
 

@@ -58,6 +58,18 @@ class Value:
     def select(self, if_true, if_false):
         return select(self, if_true, if_false)
 
+    # -- warp shuffles (flyrt.block) -------------------------------------------
+
+    def shuffle(self, src_lane, width=None):
+        from .block import shuffle
+
+        return shuffle(self, src_lane, width)
+
+    def shuffle_xor(self, offset, width=None):
+        from .block import shuffle_xor
+
+        return shuffle_xor(self, offset, width)
+
     # -- arithmetic -------------------------------------------------------------
 
     def __add__(self, other):

@@ -1,0 +1,135 @@
+"""Block-level SIMT: shared memory, barriers and warp shuffles.
+
+On the CPU backend a block's threads run as loops split at each barrier or
+shuffle (values crossing one live in per-thread slots), so all of these must
+be reached by every thread of the block: under a branch or loop that depends
+on the thread they are a compile error naming the line.
+"""
+
+import math
+import os
+
+from . import dtypes
+from .tensor import TensorValue
+from .tracing import current, line
+from .values import Value, constant, convert
+
+_warp_size = int(os.environ.get("FLYDSL_CPU_WARP_SIZE", "32"))
+if _warp_size not in (32, 64):
+    raise ImportError(f"FLYDSL_CPU_WARP_SIZE={_warp_size}: the CPU target's warp size is 32 or 64")
+
+
+def warp_size():
+    """Threads per warp: a property of the target (the CPU's: 32 or 64)."""
+    return _warp_size
+
+
+def set_warp_size(size):
+    """Chooses the CPU target's warp size; compiled artifacts are dropped."""
+    global _warp_size
+    if size not in (32, 64):
+        raise ValueError("the CPU target's warp size is 32 or 64")
+    if size != _warp_size:
+        from . import invalidation
+
+        _warp_size = size
+        for launcher in invalidation.launchers():
+            launcher.cache_clear()
+
+
+def barrier():
+    """Waits until every thread of the block got here; shared memory written
+    before is visible to every thread after."""
+    current().builder.barrier(line())
+
+
+def _shared_tensor(name, dtype, shape, pointer):
+    shape = tuple(int(s) for s in shape)
+    strides = [math.prod(shape[i + 1 :]) for i in range(len(shape))]
+    native = [pointer] + [constant(s, dtypes.Int32).id for s in shape] + [constant(s, dtypes.Int32).id for s in strides]
+    return TensorValue(name, dtype, native, contiguous=True)
+
+
+def shared(shape, dtype):
+    """A per-block shared-memory array of `shape` (Python ints) and `dtype`."""
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    if any(isinstance(s, Value) or int(s) <= 0 for s in shape):
+        raise TypeError("fx.shared needs a shape of positive Python ints; use smem= and fx.dynamic_shared for sizes "
+                        "known only at launch")
+    itemsize = max(1, dtype.bits // 8)
+    pointer = current().builder.shared(dtype.scalar, math.prod(shape) * itemsize, line())
+    return _shared_tensor("shared", dtype, shape, pointer)
+
+
+def dynamic_shared(dtype, size):
+    """The launch's `smem=` bytes, after the static arrays, as a 1-D array of
+    `size` elements of `dtype` (`size` may be traced)."""
+    pointer = current().builder.dynamic_shared(dtype.scalar, line())
+    size = convert(size, dtypes.Int32)
+    return TensorValue("dynamic_shared", dtype, [pointer, size.id, constant(1, dtypes.Int32).id], contiguous=True)
+
+
+def thread_linear():
+    from .expr import block_dim, thread_idx
+
+    return thread_idx.x + block_dim.x * (thread_idx.y + block_dim.y * thread_idx.z)
+
+
+def lane_id():
+    return thread_linear() % _warp_size
+
+
+def _shuffle_from(value, source_thread):
+    value = constant(value) if not isinstance(value, Value) else value
+    source = convert(source_thread, dtypes.Int32)
+    return Value(current().builder.shuffle(value.id, source.id, line()), value.dtype)
+
+
+def _check_width(width):
+    width = _warp_size if width is None else int(width)
+    if width < 1 or width > _warp_size or width & (width - 1):
+        raise ValueError(f"shuffle width must be a power of two up to the warp size {_warp_size}, got {width}")
+    return width
+
+
+def shuffle(value, src_lane, width=None):
+    """The value lane `src_lane` of this lane's `width`-wide group holds."""
+    width = _check_width(width)
+    tid = thread_linear()
+    lane = tid % width
+    return _shuffle_from(value, tid - lane + src_lane % width)
+
+
+def shuffle_xor(value, offset, width=None):
+    """The value held by lane `lane ^ offset` (butterfly exchange)."""
+    width = _check_width(width)
+    tid = thread_linear()
+    lane = tid % width
+    return _shuffle_from(value, tid - lane + (lane ^ offset))
+
+
+_REDUCERS = {
+    "add": lambda a, b: a + b,
+    "max": lambda a, b: _values().maximum(a, b),
+    "min": lambda a, b: _values().minimum(a, b),
+}
+
+
+def _values():
+    from . import values
+
+    return values
+
+
+def warp_reduce(value, op="add", width=None):
+    """`op` ("add", "max", "min") over the lanes of each `width`-wide group;
+    every lane gets the result."""
+    if op not in _REDUCERS:
+        raise ValueError(f"warp_reduce op must be one of {sorted(_REDUCERS)}, got {op!r}")
+    width = _check_width(width)
+    combine = _REDUCERS[op]
+    offset = width // 2
+    while offset >= 1:
+        value = combine(value, shuffle_xor(value, offset, width))
+        offset //= 2
+    return value
