@@ -98,33 +98,42 @@ def escapes(statements, inside_loop_body):
     return finder.found
 
 
+def _at(new, node):
+    """`new` located at the first line of `node` only: CPython reports a
+    call's line from its position, and the rewritten call of an `if` or a
+    loop should name the statement's first line, not its last."""
+    new.lineno, new.col_offset = node.lineno, node.col_offset
+    new.end_lineno, new.end_col_offset = node.lineno, node.col_offset + 1
+    return new
+
+
 def _call(name, args, node, keywords=()):
     call = ast.Call(
         func=ast.Attribute(value=ast.Name(id=RUNTIME, ctx=ast.Load()), attr=name, ctx=ast.Load()),
         args=list(args),
         keywords=list(keywords),
     )
-    return ast.copy_location(call, node)
+    return _at(call, node)
 
 
 def _names_tuple(names, node, ctx):
-    return ast.copy_location(
+    return _at(
         ast.Tuple(elts=[ast.Name(id=n, ctx=ctx()) for n in names], ctx=ctx()), node
     )
 
 
 def _string_tuple(names, node):
-    return ast.copy_location(ast.Tuple(elts=[ast.Constant(n) for n in names], ctx=ast.Load()), node)
+    return _at(ast.Tuple(elts=[ast.Constant(n) for n in names], ctx=ast.Load()), node)
 
 
 def _lambda(body, node):
     args = ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[])
-    return ast.copy_location(ast.Lambda(args=args, body=body), node)
+    return _at(ast.Lambda(args=args, body=body), node)
 
 
 def _current_values(names, node):
     """(maybe(lambda: x), ...): the variables' values, or UNDEFINED."""
-    return ast.copy_location(
+    return _at(
         ast.Tuple(elts=[_call("maybe", [_lambda(ast.Name(id=n, ctx=ast.Load()), node)], node) for n in names],
                   ctx=ast.Load()),
         node,
@@ -143,7 +152,7 @@ def _function(name, params, body, returns, node):
 
 def _assign(names, value, node):
     target = _names_tuple(names, node, ast.Store)
-    return ast.copy_location(ast.Assign(targets=[target], value=value), node)
+    return _at(ast.Assign(targets=[target], value=value), node)
 
 
 class _Rewriter(ast.NodeTransformer):
@@ -192,7 +201,7 @@ class _Rewriter(ast.NodeTransformer):
     def _result(value, node):
         value = value if value is not None else ast.Constant(None)
         target = ast.Name(id="__flyrt_result__", ctx=ast.Store())
-        return ast.copy_location(ast.Assign(targets=[target], value=value), node)
+        return _at(ast.Assign(targets=[target], value=value), node)
 
     def visit_FunctionDef(self, node):
         saved = self.loop_depth
@@ -242,7 +251,7 @@ class _Rewriter(ast.NodeTransformer):
         names = [n for n in assigned_names(node.body) if n != node.target.id]
         body_name = self._fresh("for")
         body_fn = _function(body_name, [node.target.id] + names, node.body, names, node)
-        bounds = ast.copy_location(ast.Tuple(elts=node.iter.args, ctx=ast.Load()), node)
+        bounds = _at(ast.Tuple(elts=node.iter.args, ctx=ast.Load()), node)
         call = _call(
             "for_range",
             [bounds, ast.Name(id=body_name, ctx=ast.Load()), _current_values(names, node),

@@ -574,17 +574,26 @@ private:
             m_b.CreateBr(merge);
         }
         m_b.SetInsertPoint(merge);
+        std::vector<llvm::PHINode*> phis(count, nullptr);
+        for (std::size_t i = 0; i < count; ++i)
+        {
+            if (result_slots[i] == nullptr)
+            {
+                phis[i] = m_b.CreatePHI(uniform_out[0][i]->getType(), 2);
+                phis[i]->addIncoming(uniform_out[0][i], ends[0]);
+                phis[i]->addIncoming(uniform_out[1][i], ends[1]);
+            }
+        }
         for (std::size_t i = 0; i < count; ++i)
         {
             if (result_slots[i] != nullptr)
             {
                 bind_slot(o.results[i], result_slots[i]);
-                continue;
             }
-            llvm::PHINode* phi = m_b.CreatePHI(uniform_out[0][i]->getType(), 2);
-            phi->addIncoming(uniform_out[0][i], ends[0]);
-            phi->addIncoming(uniform_out[1][i], ends[1]);
-            bind(o.results[i], phi);
+            else
+            {
+                bind(o.results[i], phis[i]);
+            }
         }
     }
 
@@ -955,12 +964,16 @@ private:
         m_b.CreateBr(merge);
 
         m_b.SetInsertPoint(merge);
+        std::vector<llvm::PHINode*> phis;  // all phis first: binding may add stores
         for (std::size_t i = 0; i < o.results.size(); ++i)
         {
-            llvm::PHINode* phi = m_b.CreatePHI(then_values[i]->getType(), 2);
-            phi->addIncoming(then_values[i], then_end);
-            phi->addIncoming(else_values[i], else_end);
-            bind(o.results[i], phi);
+            phis.push_back(m_b.CreatePHI(then_values[i]->getType(), 2));
+            phis.back()->addIncoming(then_values[i], then_end);
+            phis.back()->addIncoming(else_values[i], else_end);
+        }
+        for (std::size_t i = 0; i < o.results.size(); ++i)
+        {
+            bind(o.results[i], phis[i]);
         }
     }
 
@@ -972,6 +985,11 @@ private:
         llvm::Value* step = value(o.operands[2]);
         const bool is_signed = !ir::is_unsigned(kind_of(o.operands[0]));
 
+        std::vector<llvm::Value*> inits;  // before the header: reading them may emit loads
+        for (std::size_t i = 3; i < o.operands.size(); ++i)
+        {
+            inits.push_back(value(o.operands[i]));
+        }
         llvm::BasicBlock* pre = m_b.GetInsertBlock();
         auto* header = llvm::BasicBlock::Create(m_ctx, "for.header", m_llvm_fn);
         auto* inside = llvm::BasicBlock::Create(m_ctx, "for.body", m_llvm_fn);
@@ -982,9 +1000,8 @@ private:
         llvm::PHINode* iv = m_b.CreatePHI(lower->getType(), 2, "iv");
         iv->addIncoming(lower, pre);
         std::vector<llvm::PHINode*> carried;
-        for (std::size_t i = 3; i < o.operands.size(); ++i)
+        for (llvm::Value* init : inits)
         {
-            llvm::Value* init = value(o.operands[i]);
             llvm::PHINode* phi = m_b.CreatePHI(init->getType(), 2);
             phi->addIncoming(init, pre);
             carried.push_back(phi);
@@ -1033,6 +1050,11 @@ private:
     {
         const ir::region& before = *o.regions[0];
         const ir::region& after = *o.regions[1];
+        std::vector<llvm::Value*> inits;  // before the header: reading them may emit loads
+        for (ir::value_id id : o.operands)
+        {
+            inits.push_back(value(id));
+        }
         llvm::BasicBlock* pre = m_b.GetInsertBlock();
         auto* header = llvm::BasicBlock::Create(m_ctx, "while.cond", m_llvm_fn);
         auto* inside = llvm::BasicBlock::Create(m_ctx, "while.body", m_llvm_fn);
@@ -1041,13 +1063,15 @@ private:
 
         m_b.SetInsertPoint(header);
         std::vector<llvm::PHINode*> carried;
-        for (std::size_t i = 0; i < o.operands.size(); ++i)
+        for (llvm::Value* init : inits)
         {
-            llvm::Value* init = value(o.operands[i]);
             llvm::PHINode* phi = m_b.CreatePHI(init->getType(), 2);
             phi->addIncoming(init, pre);
             carried.push_back(phi);
-            bind(before.arguments[i], phi);
+        }
+        for (std::size_t i = 0; i < carried.size(); ++i)
+        {
+            bind(before.arguments[i], carried[i]);
         }
         const auto forwarded = emit_region(before); // cond, values...
         m_b.CreateCondBr(forwarded[0], inside, exit);
