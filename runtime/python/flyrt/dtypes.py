@@ -41,6 +41,8 @@ class DType:
     def bits(self):
         return _BITS[self.scalar]
 
+    is_fp8 = False
+
     def __call__(self, value):
         from .values import constant, convert
 

@@ -15,7 +15,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from . import _core, compile_log, disk_cache, dtypes, factories, invalidation, specialization, tensor
+from . import _core, compile_log, disk_cache, dtypes, factories, fp8, invalidation, specialization, tensor
 from ._version import __version__
 from .ast_rewrite import rewrite, traceable
 from .dependencies import DependencyRecord
@@ -71,6 +71,9 @@ def _adapt_tensor(value, name):
     if torch is not None and isinstance(value, torch.Tensor):
         if value.device.type != "cpu":
             raise ValueError(f"argument '{name}': the CPU backend needs CPU tensors, got one on {value.device}")
+        formats = {torch.float8_e4m3fnuz: "e4m3fnuz", torch.float8_e4m3fn: "e4m3fn"}
+        if value.dtype in formats:
+            return fp8.as_fp8(value.detach().view(torch.uint8).numpy(), formats[value.dtype])
         return value.detach().numpy()
     if hasattr(value, "__dlpack__"):
         return np.from_dlpack(value)

@@ -3,7 +3,7 @@ dispatcher builds (src/dispatch/dispatcher.cpp has the encoding)."""
 
 from dataclasses import dataclass
 
-from . import _core, dtypes
+from . import _core, dtypes, fp8
 
 TENSOR, SCALAR, CONST_INT, CONST_OBJECT, CONST_BOOL, STREAM = 1, 2, 3, 4, 5, 6
 _KEY_WIDTH = {TENSOR: 4, SCALAR: 2, CONST_INT: 2, CONST_OBJECT: 2, CONST_BOOL: 2, STREAM: 1}
@@ -54,7 +54,9 @@ def decode(key, bound_args):
     for value in bound_args:
         tag = key[pos]
         if tag == TENSOR:
-            specs.append(TensorSpec(dtypes.from_scalar(_core.Scalar(key[pos + 1])), key[pos + 2], bool(key[pos + 3])))
+            code = key[pos + 1]
+            dtype = fp8.BY_KEY_CODE[code] if code in fp8.BY_KEY_CODE else dtypes.from_scalar(_core.Scalar(code))
+            specs.append(TensorSpec(dtype, key[pos + 2], bool(key[pos + 3])))
         elif tag == SCALAR:
             specs.append(ScalarSpec(SCALAR_CLASSES[key[pos + 1]]))
         elif tag in (CONST_INT, CONST_OBJECT, CONST_BOOL):

@@ -205,16 +205,27 @@ def constant(value, dtype=None):
 
 def convert(value, dtype):
     """`value` (traced or Python) as a traced `dtype`."""
+    from . import fp8
+
+    if isinstance(dtype, fp8.FP8DType):
+        if isinstance(value, Value) and value.dtype is dtype:
+            return value
+        return fp8.encode(convert(value, dtypes.Float32), dtype.format)
     if not isinstance(value, Value):
         return constant(value, dtype)
     if value.dtype is dtype:
         return value
+    if isinstance(value.dtype, fp8.FP8DType):
+        return convert(fp8.decode(value, value.dtype.format), dtype)
     b = current().builder
     return Value(b.cast(value.id, dtype.ir_type, line()), dtype)
 
 
 def _operands(a, b):
     """Both operands as traced values of their common type."""
+    for v in (a, b):
+        if isinstance(v, Value) and getattr(v.dtype, "is_fp8", False):
+            raise TypeError(f"{v.dtype.name} values are storage: convert them with .to(fx.Float32) first")
     if isinstance(a, Value) and isinstance(b, Value):
         common = dtypes.promote(a.dtype, b.dtype)
     elif isinstance(a, Value):

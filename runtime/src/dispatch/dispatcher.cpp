@@ -33,10 +33,45 @@ enum key_tag : std::int64_t
     tag_stream = 6,
 };
 
+// FP8 tensors are uint8 arrays whose dtype carries metadata {"fp8": format}
+// (flyrt/fp8.py); their key codes follow the IR's scalar kinds.
+constexpr std::int64_t fp8_code_base = 100;
+
+std::int64_t fp8_code(const PyArray_Descr* d)
+{
+    PyObject* metadata = PyDataType_METADATA(d);
+    if (metadata == nullptr || !PyDict_Check(metadata))
+    {
+        return -1;
+    }
+    PyObject* format = PyDict_GetItemString(metadata, "fp8");
+    if (format == nullptr || !PyUnicode_Check(format))
+    {
+        return -1;
+    }
+    if (PyUnicode_CompareWithASCIIString(format, "e4m3fnuz") == 0)
+    {
+        return fp8_code_base;
+    }
+    if (PyUnicode_CompareWithASCIIString(format, "e4m3fn") == 0)
+    {
+        return fp8_code_base + 1;
+    }
+    return -1;
+}
+
 std::int64_t dtype_code(PyArrayObject* array)
 {
     const PyArray_Descr* d = PyArray_DESCR(array);
     const auto size = PyDataType_ELSIZE(d);
+    if (d->kind == 'u' && size == 1)
+    {
+        const std::int64_t fp8 = fp8_code(d);
+        if (fp8 >= 0)
+        {
+            return fp8;
+        }
+    }
     using ir::scalar;
     scalar s;
     switch (d->kind)
