@@ -131,7 +131,9 @@ def quantize(values, fmt):
     normal_code = ((exponent + f.bias) << 3) | kept
     # subnormal range (exponent field 0): multiples of 2^(1 - bias - 3), nearest even
     quantum = np.float32(2.0 ** (1 - f.bias - 3))
-    subnormal_code = np.rint(magnitude / quantum).astype(np.int64)  # rint: ties to even
+    with np.errstate(invalid="ignore", over="ignore"):  # NaN and huge lanes are overwritten below
+        subnormal_code = np.rint(np.minimum(magnitude, 1e9) / quantum)  # rint: ties to even
+    subnormal_code = np.nan_to_num(subnormal_code).astype(np.int64)
     code = np.where(exponent + f.bias >= 1, normal_code, subnormal_code)
     code = np.where(magnitude > f.max_value, f.max_code, code)
     code = np.minimum(code, f.max_code)
