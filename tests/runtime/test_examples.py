@@ -49,3 +49,51 @@ def test_elementwise_2d_grid(shape):
     out = np.zeros(shape, np.float32)
     scaled_sum(x, y, bias, out)
     np.testing.assert_allclose(out, x * y + bias, rtol=1e-6, atol=1e-6)
+
+
+from flyrt import fp8  # noqa: E402
+from kernels.fp8_dequant import dequantize_scale  # noqa: E402
+from kernels.gemm import gemm  # noqa: E402
+from kernels.rmsnorm import rmsnorm  # noqa: E402
+from kernels.softmax import softmax  # noqa: E402
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (3, 4096), (5, 1000), (2, 257)])
+def test_row_softmax(shape):
+    x = (RNG.standard_normal(shape) * 4).astype(np.float32)
+    out = np.zeros_like(x)
+    softmax(x, out)
+    e = np.exp(x.astype(np.float64) - x.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(out, e / e.sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (4, 4096), (7, 999)])
+def test_rmsnorm(shape):
+    x = RNG.standard_normal(shape).astype(np.float32)
+    w = RNG.standard_normal(shape[1]).astype(np.float32)
+    out = np.zeros_like(x)
+    rmsnorm(x, w, out, 1e-6)
+    x64 = x.astype(np.float64)
+    expected = x64 / np.sqrt((x64 ** 2).mean(axis=1, keepdims=True) + 1e-6) * w
+    np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("m,k,n", [(1, 1, 1), (17, 33, 5), (64, 64, 64), (100, 37, 129)])
+def test_tiled_gemm(m, k, n):
+    a = RNG.standard_normal((m, k)).astype(np.float32)
+    b = RNG.standard_normal((k, n)).astype(np.float32)
+    c = np.zeros((m, n), np.float32)
+    gemm(a, b, c)
+    np.testing.assert_allclose(c, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("fmt", ["e4m3fnuz", "e4m3fn"])
+@pytest.mark.parametrize("per_row", [False, True])
+def test_fp8_dequantize_and_scale(fmt, per_row):
+    shape = (6, 1001)
+    codes = fp8.quantize(RNG.standard_normal(shape) * 50, fmt)
+    scales = RNG.uniform(0.5, 2.0, shape[0] if per_row else 1).astype(np.float32)
+    out = np.zeros(shape, np.float32)
+    dequantize_scale(codes, scales, out, per_row)
+    expected = fp8.dequantize(codes) * (scales[:, None] if per_row else scales[0])
+    np.testing.assert_array_equal(out, expected.astype(np.float32))
