@@ -46,10 +46,11 @@ struct type
     scalar kind = scalar::i32;
     scalar pointee = scalar::i8; // element type, for kind == ptr
     address_space space = address_space::global;
+    std::uint8_t lanes = 1; // > 1: a vector of `kind`
 
     bool operator==(const type& other) const
     {
-        return kind == other.kind &&
+        return kind == other.kind && lanes == other.lanes &&
                (kind != scalar::ptr || (pointee == other.pointee && space == other.space));
     }
     bool operator!=(const type& other) const { return !(*this == other); }
@@ -93,6 +94,10 @@ enum class opcode : std::uint8_t
     barrier,      // every thread of the block reaches it before any goes on
     shuffle,      // value, source thread (block-linear index) -> the value that thread holds
     shared,       // int_value: byte offset in the block's shared memory -> ptr<T, shared>
+    extract,      // vector; int_value: lane -> scalar
+    insert,       // vector, scalar; int_value: lane -> vector
+    broadcast,    // scalar -> vector (lanes from the result type)
+    reduce,       // vector; attr: arith (add, min, max) -> scalar
     ret,
 };
 

@@ -98,6 +98,44 @@ class TensorValue:
             return self._checked(indices, load, lambda: constant(0, self.dtype))
         return load()
 
+    def load_vector(self, index, lanes):
+        """`lanes` consecutive elements along the last dimension, from `index`."""
+        indices = self._vector_indices(index, lanes)
+        builder = current().builder
+
+        def load():
+            return Value(builder.load_vector(self.pointer, self._offset(indices).id, lanes, line()), self.dtype)
+
+        if bounds_checking():
+            last = indices[:-1] + [indices[-1] + (lanes - 1)]
+            self._checked(last, lambda: 0, lambda: 0)
+            return self._checked(indices, load, lambda: Value(
+                builder.broadcast(constant(0, self.dtype).id, lanes, line()), self.dtype))
+        return load()
+
+    def store_vector(self, index, vector):
+        indices = self._vector_indices(index, vector.lanes)
+        vector = convert(vector, self.dtype)
+        builder = current().builder
+
+        def store():
+            builder.store(self.pointer, self._offset(indices).id, vector.id, line())
+            return 0
+
+        if bounds_checking():
+            last = indices[:-1] + [indices[-1] + (vector.lanes - 1)]
+            self._checked(last, lambda: 0, lambda: 0)
+            self._checked(indices, store, lambda: 0)
+        else:
+            store()
+
+    def _vector_indices(self, index, lanes):
+        if not 2 <= lanes <= 16:
+            raise ValueError(f"vectors have 2 to 16 lanes, not {lanes}")
+        if not (self.ndim and not isinstance(self._strides[-1], Value) and self._strides[-1] == 1):
+            raise TypeError(f"vector access to tensor {self.name} needs a contiguous last dimension")
+        return self._indices(index)
+
     def __setitem__(self, index, value):
         indices = self._indices(index)
         value = convert(value, self.dtype)

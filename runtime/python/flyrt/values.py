@@ -16,13 +16,41 @@ class Value:
     """An SSA value of the function being traced."""
 
     __slots__ = ("id", "dtype")
+    __array_priority__ = 1000  # numpy scalars defer to traced values
 
     def __init__(self, value_id, dtype):
         self.id = value_id
         self.dtype = dtype
 
     def __repr__(self):
-        return f"<traced {self.dtype.name} %{self.id}>"
+        lanes = self.lanes
+        kind = self.dtype.name if lanes == 1 else f"Vector[{lanes} x {self.dtype.name}]"
+        return f"<traced {kind} %{self.id}>"
+
+    @property
+    def lanes(self):
+        """1 for a scalar; the number of lanes of a vector (fx.Vector)."""
+        return current().builder.type_of(self.id).lanes
+
+    # -- vectors (flyrt.vector) ----------------------------------------------------
+
+    def __getitem__(self, lane):
+        from .vector import extract
+
+        return extract(self, lane)
+
+    def insert(self, lane, element):
+        from .vector import insert
+
+        return insert(self, lane, element)
+
+    def reduce(self, op="add"):
+        from .vector import reduce
+
+        return reduce(self, op)
+
+    def store(self, tensor, index):
+        tensor.store_vector(index, self)
 
     def __bool__(self):
         raise TypeError(
@@ -218,7 +246,9 @@ def convert(value, dtype):
     if isinstance(value.dtype, fp8.FP8DType):
         return convert(fp8.decode(value, value.dtype.format), dtype)
     b = current().builder
-    return Value(b.cast(value.id, dtype.ir_type, line()), dtype)
+    lanes = value.lanes
+    target = dtype.ir_type if lanes == 1 else _core.Type(dtype.scalar, lanes=lanes)
+    return Value(b.cast(value.id, target, line()), dtype)
 
 
 def _operands(a, b):
@@ -234,7 +264,17 @@ def _operands(a, b):
         common = _meet_python(b.dtype, a)
     else:
         raise TypeError("neither operand is traced")
-    return convert(a, common), convert(b, common), common
+    a, b = convert(a, common), convert(b, common)
+    lanes_a, lanes_b = a.lanes, b.lanes
+    if lanes_a != lanes_b:
+        if lanes_a != 1 and lanes_b != 1:
+            raise TypeError(f"vectors of {lanes_a} and {lanes_b} lanes do not combine")
+        builder = current().builder
+        if lanes_a == 1:
+            a = Value(builder.broadcast(a.id, lanes_b, line()), common)
+        else:
+            b = Value(builder.broadcast(b.id, lanes_a, line()), common)
+    return a, b, common
 
 
 def _meet_python(dtype, value):

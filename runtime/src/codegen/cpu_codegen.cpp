@@ -87,7 +87,11 @@ private:
         throw std::logic_error("unknown scalar kind");
     }
 
-    llvm::Type* llvm_type(const ir::type& t) { return llvm_type(t.kind); }
+    llvm::Type* llvm_type(const ir::type& t)
+    {
+        llvm::Type* element = llvm_type(t.kind);
+        return t.lanes > 1 ? llvm::FixedVectorType::get(element, t.lanes) : element;
+    }
 
     scalar kind_of(ir::value_id id) const { return m_fn.type_of(id).kind; }
 
@@ -647,7 +651,7 @@ private:
             bind(o.results[0], fma(o));
             break;
         case opcode::cast:
-            bind(o.results[0], cast(o.operands[0], m_fn.type_of(o.results[0]).kind));
+            bind(o.results[0], cast(o.operands[0], m_fn.type_of(o.results[0])));
             break;
         case opcode::bitcast:
             bind(o.results[0],
@@ -655,16 +659,34 @@ private:
             break;
         case opcode::load:
         {
-            llvm::Type* element = llvm_type(m_fn.type_of(o.results[0]));
-            bind(o.results[0], m_b.CreateLoad(element, address(o, element)));
+            const ir::type& t = m_fn.type_of(o.results[0]);
+            llvm::Type* element = llvm_type(t.kind);
+            llvm::LoadInst* load = m_b.CreateLoad(llvm_type(t), address(o, element));
+            load->setAlignment(llvm::Align(std::max(1, ir::bit_width(t.kind) / 8)));
+            bind(o.results[0], load);
             break;
         }
         case opcode::store:
         {
             llvm::Type* element = llvm_type(kind_of(o.operands[2]));
-            m_b.CreateStore(value(o.operands[2]), address(o, element));
+            llvm::StoreInst* store = m_b.CreateStore(value(o.operands[2]), address(o, element));
+            store->setAlignment(llvm::Align(std::max(1, ir::bit_width(kind_of(o.operands[2])) / 8)));
             break;
         }
+        case opcode::extract:
+            bind(o.results[0], m_b.CreateExtractElement(value(o.operands[0]), static_cast<std::uint64_t>(o.int_value)));
+            break;
+        case opcode::insert:
+            bind(o.results[0],
+                 m_b.CreateInsertElement(
+                     value(o.operands[0]), value(o.operands[1]), static_cast<std::uint64_t>(o.int_value)));
+            break;
+        case opcode::broadcast:
+            bind(o.results[0], m_b.CreateVectorSplat(m_fn.type_of(o.results[0]).lanes, value(o.operands[0])));
+            break;
+        case opcode::reduce:
+            bind(o.results[0], reduce(static_cast<arith>(o.attr), o.operands[0]));
+            break;
         case opcode::if_:
             emit_if(o);
             break;
@@ -778,13 +800,22 @@ private:
         llvm::Value* trap = by_zero;
         if (is_signed)
         {
-            const unsigned width = t->getIntegerBitWidth();
+            const unsigned width = t->getScalarSizeInBits();
             llvm::Value* min = llvm::ConstantInt::get(t, llvm::APInt::getSignedMinValue(width));
             llvm::Value* overflow = m_b.CreateAnd(m_b.CreateICmpEQ(a, min),
                                                   m_b.CreateICmpEQ(b, llvm::ConstantInt::getSigned(t, -1)));
             trap = m_b.CreateOr(trap, overflow);
         }
         return m_b.CreateSelect(trap, llvm::ConstantInt::get(t, 1), b);
+    }
+
+    llvm::Value* integer_divide(arith kind, llvm::Value* a, llvm::Value* b, bool is_signed)
+    {
+        llvm::Value* by_zero = nullptr;
+        llvm::Value* divisor = safe_divisor(a, b, is_signed, by_zero);
+        llvm::Value* q = kind == arith::div ? (is_signed ? m_b.CreateSDiv(a, divisor) : m_b.CreateUDiv(a, divisor))
+                                            : (is_signed ? m_b.CreateSRem(a, divisor) : m_b.CreateURem(a, divisor));
+        return m_b.CreateSelect(by_zero, llvm::ConstantInt::get(a->getType(), 0), q);
     }
 
     llvm::Value* binary(arith kind, ir::value_id lhs, ir::value_id rhs)
@@ -809,12 +840,7 @@ private:
             {
                 return kind == arith::div ? m_b.CreateFDiv(a, b) : m_b.CreateFRem(a, b);
             }
-            llvm::Value* by_zero = nullptr;
-            llvm::Value* divisor = safe_divisor(a, b, is_signed, by_zero);
-            llvm::Value* q = kind == arith::div
-                                 ? (is_signed ? m_b.CreateSDiv(a, divisor) : m_b.CreateUDiv(a, divisor))
-                                 : (is_signed ? m_b.CreateSRem(a, divisor) : m_b.CreateURem(a, divisor));
-            return m_b.CreateSelect(by_zero, llvm::ConstantInt::get(a->getType(), 0), q);
+            return integer_divide(kind, a, b, is_signed);
         }
         case arith::bit_and:
             return m_b.CreateAnd(a, b);
@@ -828,7 +854,7 @@ private:
             // Shifting by the width or more is poison in LLVM; give 0 (or the
             // sign fill for an arithmetic right shift) as numpy does on x86.
             llvm::Type* t = a->getType();
-            const unsigned width = t->getIntegerBitWidth();
+            const unsigned width = t->getScalarSizeInBits();
             llvm::Value* too_far = m_b.CreateICmpUGE(b, llvm::ConstantInt::get(t, width));
             llvm::Value* amount = m_b.CreateSelect(too_far, llvm::ConstantInt::get(t, 0), b);
             if (kind == arith::shl)
@@ -892,6 +918,26 @@ private:
             ir::is_unsigned(s) ? uint[static_cast<int>(p)] : sint[static_cast<int>(p)], a, b);
     }
 
+    llvm::Value* reduce(arith kind, ir::value_id vector)
+    {
+        llvm::Value* v = value(vector);
+        const scalar s = kind_of(vector);
+        const bool fp = ir::is_float(s);
+        switch (kind)
+        {
+        case arith::add:
+            // In lane order, so results match a sequential sum.
+            return fp ? m_b.CreateFAddReduce(llvm::ConstantFP::getNegativeZero(llvm_type(s)), v)
+                      : m_b.CreateAddReduce(v);
+        case arith::max:
+            return fp ? m_b.CreateFPMaximumReduce(v) : m_b.CreateIntMaxReduce(v, !ir::is_unsigned(s));
+        case arith::min:
+            return fp ? m_b.CreateFPMinimumReduce(v) : m_b.CreateIntMinReduce(v, !ir::is_unsigned(s));
+        default:
+            throw std::logic_error("vectors reduce with add, min or max");
+        }
+    }
+
     llvm::Value* fma(const ir::op& o)
     {
         llvm::Value* a = value(o.operands[0]);
@@ -904,11 +950,12 @@ private:
         return m_b.CreateAdd(m_b.CreateMul(a, b), c);
     }
 
-    llvm::Value* cast(ir::value_id operand, scalar to)
+    llvm::Value* cast(ir::value_id operand, const ir::type& result)
     {
         llvm::Value* x = value(operand);
         const scalar from = kind_of(operand);
-        llvm::Type* target = llvm_type(to);
+        const scalar to = result.kind;
+        llvm::Type* target = llvm_type(result);
         if (from == to)
         {
             return x;

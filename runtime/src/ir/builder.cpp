@@ -84,7 +84,9 @@ value_id function_builder::compare(predicate p, value_id a, value_id b, int line
 {
     op& o = append(opcode::compare, {a, b}, line);
     o.attr = static_cast<int>(p);
-    return result(o, type{scalar::i1});
+    type t{scalar::i1};
+    t.lanes = type_of(a).lanes;
+    return result(o, t);
 }
 
 value_id function_builder::select(value_id cond, value_id if_true, value_id if_false, int line)
@@ -115,6 +117,43 @@ value_id function_builder::load(value_id ptr, value_id offset, int line)
 {
     op& o = append(opcode::load, {ptr, offset}, line);
     return result(o, type{type_of(ptr).pointee});
+}
+
+value_id function_builder::load_vector(value_id ptr, value_id offset, int lanes, int line)
+{
+    op& o = append(opcode::load, {ptr, offset}, line);
+    type t{type_of(ptr).pointee};
+    t.lanes = static_cast<std::uint8_t>(lanes);
+    return result(o, t);
+}
+
+value_id function_builder::extract(value_id vector, int lane, int line)
+{
+    op& o = append(opcode::extract, {vector}, line);
+    o.int_value = lane;
+    return result(o, type{type_of(vector).kind});
+}
+
+value_id function_builder::insert(value_id vector, value_id element, int lane, int line)
+{
+    op& o = append(opcode::insert, {vector, element}, line);
+    o.int_value = lane;
+    return result(o, type_of(vector));
+}
+
+value_id function_builder::broadcast(value_id element, int lanes, int line)
+{
+    op& o = append(opcode::broadcast, {element}, line);
+    type t = type_of(element);
+    t.lanes = static_cast<std::uint8_t>(lanes);
+    return result(o, t);
+}
+
+value_id function_builder::reduce(arith kind, value_id vector, int line)
+{
+    op& o = append(opcode::reduce, {vector}, line);
+    o.attr = static_cast<int>(kind);
+    return result(o, type{type_of(vector).kind});
 }
 
 void function_builder::store(value_id ptr, value_id offset, value_id value, int line)

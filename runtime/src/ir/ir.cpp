@@ -58,6 +58,10 @@ std::string to_string(scalar kind)
 
 std::string to_string(const type& t)
 {
+    if (t.lanes > 1)
+    {
+        return "vec<" + std::to_string(t.lanes) + " x " + to_string(t.kind) + ">";
+    }
     if (t.kind != scalar::ptr)
     {
         return to_string(t.kind);
@@ -109,6 +113,10 @@ const char* opcode_name(opcode code)
                                         "barrier",
                                         "shuffle",
                                         "shared",
+                                        "extract",
+                                        "insert",
+                                        "broadcast",
+                                        "reduce",
                                         "return"};
     return names[static_cast<int>(code)];
 }
@@ -182,7 +190,12 @@ private:
             {
                 m_out << "." << o->attr << "." << o->int_value;
             }
-            else if (o->code == opcode::unary || o->code == opcode::binary || o->code == opcode::compare)
+            else if (o->code == opcode::extract || o->code == opcode::insert)
+            {
+                m_out << "[" << o->int_value << "]";
+            }
+            else if (o->code == opcode::unary || o->code == opcode::binary || o->code == opcode::compare
+                     || o->code == opcode::reduce)
             {
                 m_out << "." << o->attr;
             }

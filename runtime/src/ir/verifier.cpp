@@ -154,16 +154,19 @@ private:
         case opcode::compare:
             expect_count(o, 2, 1);
             same_types(o, m_fn.type_of(o.operands[0]), m_fn.type_of(o.operands[1]), "comparison");
-            if (m_fn.type_of(o.results[0]).kind != scalar::i1)
+            if (m_fn.type_of(o.results[0]).kind != scalar::i1
+                || m_fn.type_of(o.results[0]).lanes != m_fn.type_of(o.operands[0]).lanes)
             {
-                fail("a comparison yields a boolean", o.loc);
+                fail("a comparison yields a boolean per lane", o.loc);
             }
             break;
         case opcode::select:
             expect_count(o, 3, 1);
-            if (m_fn.type_of(o.operands[0]).kind != scalar::i1)
+            if (m_fn.type_of(o.operands[0]).kind != scalar::i1
+                || (m_fn.type_of(o.operands[0]).lanes != 1
+                    && m_fn.type_of(o.operands[0]).lanes != m_fn.type_of(o.operands[1]).lanes))
             {
-                fail("select needs a boolean condition", o.loc);
+                fail("select needs a boolean condition (one, or one per lane)", o.loc);
             }
             same_types(o, m_fn.type_of(o.operands[1]), m_fn.type_of(o.operands[2]), "select");
             break;
@@ -174,10 +177,36 @@ private:
             break;
         case opcode::cast:
             expect_count(o, 1, 1);
+            if (m_fn.type_of(o.operands[0]).lanes != m_fn.type_of(o.results[0]).lanes)
+            {
+                fail("a conversion keeps the number of lanes", o.loc);
+            }
             break;
+        case opcode::extract:
+        case opcode::insert:
+        case opcode::broadcast:
+        case opcode::reduce:
+        {
+            const type& v = m_fn.type_of(o.code == opcode::broadcast ? o.results[0] : o.operands[0]);
+            if (v.lanes < 2 || v.lanes > 16)
+            {
+                fail("vectors have 2 to 16 lanes", o.loc);
+            }
+            if ((o.code == opcode::extract || o.code == opcode::insert) && (o.int_value < 0 || o.int_value >= v.lanes))
+            {
+                fail("lane " + std::to_string(o.int_value) + " is outside a vector of " + std::to_string(v.lanes),
+                     o.loc);
+            }
+            if (o.code == opcode::insert && m_fn.type_of(o.operands[1]).kind != v.kind)
+            {
+                fail("inserting a " + to_string(m_fn.type_of(o.operands[1])) + " into " + to_string(v), o.loc);
+            }
+            break;
+        }
         case opcode::bitcast:
             expect_count(o, 1, 1);
-            if (bit_width(m_fn.type_of(o.operands[0]).kind) != bit_width(m_fn.type_of(o.results[0]).kind))
+            if (bit_width(m_fn.type_of(o.operands[0]).kind) * m_fn.type_of(o.operands[0]).lanes
+                != bit_width(m_fn.type_of(o.results[0]).kind) * m_fn.type_of(o.results[0]).lanes)
             {
                 fail("bitcast needs types of the same width", o.loc);
             }

@@ -167,14 +167,21 @@ PYBIND11_MODULE(_core, m)
         .value("shared", ir::address_space::shared);
 
     py::class_<ir::type>(m, "Type")
-        .def(py::init([](ir::scalar kind, ir::scalar pointee, ir::address_space space)
-                      { return ir::type{kind, pointee, space}; }),
+        .def(py::init(
+                 [](ir::scalar kind, ir::scalar pointee, ir::address_space space, int lanes)
+                 {
+                     ir::type t{kind, pointee, space};
+                     t.lanes = static_cast<std::uint8_t>(lanes);
+                     return t;
+                 }),
              py::arg("kind"),
              py::arg("pointee") = ir::scalar::i8,
-             py::arg("space") = ir::address_space::global)
+             py::arg("space") = ir::address_space::global,
+             py::arg("lanes") = 1)
         .def_readonly("kind", &ir::type::kind)
         .def_readonly("pointee", &ir::type::pointee)
         .def_readonly("space", &ir::type::space)
+        .def_property_readonly("lanes", [](const ir::type& t) { return int(t.lanes); })
         .def("__eq__", [](const ir::type& a, const ir::type& b) { return a == b; })
         .def("__hash__", [](const ir::type& t) { return py::hash(py::str(ir::to_string(t))); })
         .def("__repr__", [](const ir::type& t) { return ir::to_string(t); });
@@ -202,6 +209,11 @@ PYBIND11_MODULE(_core, m)
         .def("shuffle", &ir::function_builder::shuffle)
         .def("shared", &ir::function_builder::shared)
         .def("dynamic_shared", &ir::function_builder::dynamic_shared)
+        .def("load_vector", &ir::function_builder::load_vector)
+        .def("extract", &ir::function_builder::extract)
+        .def("insert", &ir::function_builder::insert)
+        .def("broadcast", &ir::function_builder::broadcast)
+        .def("reduce", &ir::function_builder::reduce)
         .def("begin_if", &ir::function_builder::begin_if, py::return_value_policy::reference)
         .def("begin_for", &ir::function_builder::begin_for, py::return_value_policy::reference)
         .def("begin_while", &ir::function_builder::begin_while, py::return_value_policy::reference)

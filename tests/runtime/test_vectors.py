@@ -1,0 +1,76 @@
+"""fx.Vector: vector loads and stores (tensors and shared memory),
+elementwise ops, reductions, lanes in and out, broadcast."""
+
+import numpy as np
+import pytest
+
+import flyrt.compiler as flyc
+import flyrt.expr as fx
+
+
+@flyc.kernel
+def _vector_ops(x: fx.Tensor, y: fx.Tensor, out: fx.Tensor, sums: fx.Tensor, lanes: fx.Constexpr[int]):
+    row = fx.thread_idx.x
+    buf = fx.shared((4, lanes), fx.Float32)
+    a = fx.Vector.load(x, (row, 0), lanes)
+    b = y.load_vector((row, 0), lanes)
+    c = a * b + 1.0  # scalars broadcast
+    c = fx.select(c > 0.0, c, -c)
+    c.store(buf, (row, 0))
+    fx.barrier()
+    d = fx.Vector.load(buf, (row, 0), lanes)
+    d = d.insert(0, d[lanes - 1] * 2.0)
+    d.store(out, (row, 0))
+    sums[row, 0] = a.reduce("add")
+    sums[row, 1] = a.reduce("max")
+    sums[row, 2] = a.reduce("min")
+    sums[row, 3] = fx.Vector.broadcast(3.0, lanes).reduce() + fx.Vector.from_elements([1.0, 2.0]).reduce()
+    sums[row, 4] = (a.to(fx.Int32) // 2).to(fx.Float32)[1]
+
+
+@flyc.jit
+def vector_ops(x: fx.Tensor, y: fx.Tensor, out: fx.Tensor, sums: fx.Tensor, lanes: fx.Constexpr[int]):
+    _vector_ops(x, y, out, sums, lanes).launch(block=(4,))
+
+
+@pytest.mark.parametrize("lanes", [2, 4, 8, 16])
+def test_vector_ops_for_every_width(lanes):
+    rng = np.random.default_rng(lanes)
+    x = (rng.standard_normal((4, lanes)) * 10).astype(np.float32)
+    y = rng.standard_normal((4, lanes)).astype(np.float32)
+    out = np.zeros_like(x)
+    sums = np.zeros((4, 5), np.float32)
+    vector_ops(x, y, out, sums, lanes)
+    expected = np.abs(x * y + 1)
+    expected[:, 0] = expected[:, -1] * 2
+    np.testing.assert_allclose(out, expected, rtol=1e-6)
+    np.testing.assert_allclose(sums[:, 0], x.sum(axis=1), rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(sums[:, 1], x.max(axis=1))
+    np.testing.assert_array_equal(sums[:, 2], x.min(axis=1))
+    np.testing.assert_array_equal(sums[:, 3], 3.0 * lanes + 3.0)
+    np.testing.assert_array_equal(sums[:, 4], np.floor_divide(np.trunc(x[:, 1]).astype(np.int32), 2))
+
+
+def test_vector_misuse_is_a_clear_error():
+    @flyc.kernel
+    def strided(x: fx.Tensor, out: fx.Tensor):
+        fx.Vector.load(x, (0, 0), 4).store(out, (0, 0))
+
+    @flyc.jit
+    def run(x: fx.Tensor, out: fx.Tensor):
+        strided(x, out).launch()
+
+    base = np.zeros((8, 8), np.float32)
+    with pytest.raises(TypeError, match="needs a contiguous last dimension"):
+        run(base[:, ::2], np.zeros((8, 4), np.float32))
+
+    @flyc.kernel
+    def too_wide(x: fx.Tensor):
+        fx.Vector.load(x, (0,), 32)
+
+    @flyc.jit
+    def run_wide(x: fx.Tensor):
+        too_wide(x).launch()
+
+    with pytest.raises(ValueError, match="2 to 16 lanes"):
+        run_wide(np.zeros(64, np.float32))
