@@ -17,6 +17,7 @@ bench: build
 	@.venv/bin/python tests/bench/bench_kernel_roundtrip.py
 	@.venv/bin/python tests/bench/bench_runtime.py
 	@.venv/bin/python tests/bench/bench_invalidation.py
+	@.venv/bin/python tests/bench/bench_block.py
 
 format:
 	@clang-format-19 -i $$(git ls-files '*.cpp' '*.hpp')

@@ -91,13 +91,13 @@ enum class opcode : std::uint8_t
     launch,    // attr: callee; grid xyz, block xyz, smem, args...
     report,    // values...; callee: message with {} for each value. Records
                // the launch's first error (e.g. an out-of-bounds index)
-    barrier,      // every thread of the block reaches it before any goes on
-    shuffle,      // value, source thread (block-linear index) -> the value that thread holds
-    shared,       // int_value: byte offset in the block's shared memory -> ptr<T, shared>
-    extract,      // vector; int_value: lane -> scalar
-    insert,       // vector, scalar; int_value: lane -> vector
-    broadcast,    // scalar -> vector (lanes from the result type)
-    reduce,       // vector; attr: arith (add, min, max) -> scalar
+    barrier,   // every thread of the block reaches it before any goes on
+    shuffle,   // value, source thread (block-linear index) -> the value that thread holds
+    shared,    // int_value: byte offset in the block's shared memory -> ptr<T, shared>
+    extract,   // vector; int_value: lane -> scalar
+    insert,    // vector, scalar; int_value: lane -> vector
+    broadcast, // scalar -> vector (lanes from the result type)
+    reduce,    // vector; attr: arith (add, min, max) -> scalar
     ret,
 };
 
@@ -195,7 +195,7 @@ struct function
     std::vector<value_info> values; // indexed by value_id
     region body;
     std::array<std::int32_t, 3> known_block_size{0, 0, 0}; // 0: unknown
-    std::int64_t static_shared_bytes = 0;  // shared memory the kernel declares; `smem=` comes on top
+    std::int64_t static_shared_bytes = 0; // shared memory the kernel declares; `smem=` comes on top
     location loc;
 
     value_id new_value(const type& t, std::string name = {});

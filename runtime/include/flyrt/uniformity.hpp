@@ -35,4 +35,4 @@ private:
     bool m_any_sync = false;
 };
 
-}  // namespace flyrt::ir
+} // namespace flyrt::ir

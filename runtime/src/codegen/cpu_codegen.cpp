@@ -111,7 +111,8 @@ private:
         }
         if (m_slots[i] == nullptr)
         {
-            throw std::logic_error("flyrt: value %" + std::to_string(id) + " crosses a barrier without a slot");
+            throw std::logic_error("flyrt: value %" + std::to_string(id) +
+                                   " crosses a barrier without a slot");
         }
         // Outside a thread loop only uniform values are read: thread 0's copy.
         llvm::Value* thread = m_segment >= 0 ? m_tid : m_b.getInt64(0);
@@ -241,8 +242,7 @@ private:
     }
 
     // Runs `body` once per thread of the block (z, y, x loops).
-    template <class Body>
-    void thread_loops(Body&& body)
+    template <class Body> void thread_loops(Body&& body)
     {
         llvm::Value* zero = m_b.getInt32(0);
         counted_loop(zero,
@@ -349,7 +349,8 @@ private:
         }
         for (ir::value_id v : o.operands)
         {
-            if (m_values[static_cast<std::size_t>(v)] == nullptr || m_value_segment[static_cast<std::size_t>(v)] != -1)
+            if (m_values[static_cast<std::size_t>(v)] == nullptr ||
+                m_value_segment[static_cast<std::size_t>(v)] != -1)
             {
                 return false;
             }
@@ -357,8 +358,7 @@ private:
         return true;
     }
 
-    template <class Body>
-    void thread_segment(Body&& body)
+    template <class Body> void thread_segment(Body&& body)
     {
         m_segment = ++m_segments;
         thread_loops(
@@ -398,7 +398,7 @@ private:
             switch (o.code)
             {
             case opcode::barrier:
-                break;  // the end of the thread loop is the barrier
+                break; // the end of the thread loop is the barrier
             case opcode::shuffle:
                 emit_shuffle(o);
                 break;
@@ -409,7 +409,8 @@ private:
                 emit_block_if(o);
                 break;
             default:
-                throw std::logic_error("flyrt: barriers inside this construct are not supported by the CPU backend");
+                throw std::logic_error(
+                    "flyrt: barriers inside this construct are not supported by the CPU backend");
             }
         }
         flush(pending);
@@ -429,12 +430,13 @@ private:
                 llvm::Value* result = nullptr;
                 if (m_slots[static_cast<std::size_t>(source)] == nullptr)
                 {
-                    result = value(source);  // uniform: every thread holds the same
+                    result = value(source); // uniform: every thread holds the same
                 }
                 else
                 {
                     llvm::Type* t = llvm_type(m_fn.type_of(source));
-                    result = m_b.CreateLoad(t, m_b.CreateGEP(t, m_slots[static_cast<std::size_t>(source)], src));
+                    result =
+                        m_b.CreateLoad(t, m_b.CreateGEP(t, m_slots[static_cast<std::size_t>(source)], src));
                 }
                 bind(o.results[0], result);
             });
@@ -504,7 +506,8 @@ private:
                 phis[i]->addIncoming(uniform_inits[i], pre);
             }
         }
-        llvm::Value* up = is_signed ? m_b.CreateICmpSGT(step, llvm::ConstantInt::get(step->getType(), 0)) : m_b.getTrue();
+        llvm::Value* up =
+            is_signed ? m_b.CreateICmpSGT(step, llvm::ConstantInt::get(step->getType(), 0)) : m_b.getTrue();
         llvm::Value* below = is_signed ? m_b.CreateICmpSLT(iv, upper) : m_b.CreateICmpULT(iv, upper);
         m_b.CreateCondBr(m_b.CreateSelect(up, below, m_b.CreateICmpSGT(iv, upper)), inside, exit);
 
@@ -674,7 +677,8 @@ private:
             break;
         }
         case opcode::extract:
-            bind(o.results[0], m_b.CreateExtractElement(value(o.operands[0]), static_cast<std::uint64_t>(o.int_value)));
+            bind(o.results[0],
+                 m_b.CreateExtractElement(value(o.operands[0]), static_cast<std::uint64_t>(o.int_value)));
             break;
         case opcode::insert:
             bind(o.results[0],
@@ -706,7 +710,9 @@ private:
         {
             const std::int64_t aligned_static = (m_fn.static_shared_bytes + 63) / 64 * 64;
             const std::int64_t offset = o.int_value >= 0 ? o.int_value : aligned_static;
-            bind(o.results[0], m_b.CreateConstInBoundsGEP1_64(m_b.getInt8Ty(), m_shared, static_cast<std::uint64_t>(offset)));
+            bind(o.results[0],
+                 m_b.CreateConstInBoundsGEP1_64(
+                     m_b.getInt8Ty(), m_shared, static_cast<std::uint64_t>(offset)));
             break;
         }
         case opcode::barrier:
@@ -813,8 +819,9 @@ private:
     {
         llvm::Value* by_zero = nullptr;
         llvm::Value* divisor = safe_divisor(a, b, is_signed, by_zero);
-        llvm::Value* q = kind == arith::div ? (is_signed ? m_b.CreateSDiv(a, divisor) : m_b.CreateUDiv(a, divisor))
-                                            : (is_signed ? m_b.CreateSRem(a, divisor) : m_b.CreateURem(a, divisor));
+        llvm::Value* q = kind == arith::div
+                             ? (is_signed ? m_b.CreateSDiv(a, divisor) : m_b.CreateUDiv(a, divisor))
+                             : (is_signed ? m_b.CreateSRem(a, divisor) : m_b.CreateURem(a, divisor));
         return m_b.CreateSelect(by_zero, llvm::ConstantInt::get(a->getType(), 0), q);
     }
 
@@ -1011,7 +1018,7 @@ private:
         m_b.CreateBr(merge);
 
         m_b.SetInsertPoint(merge);
-        std::vector<llvm::PHINode*> phis;  // all phis first: binding may add stores
+        std::vector<llvm::PHINode*> phis; // all phis first: binding may add stores
         for (std::size_t i = 0; i < o.results.size(); ++i)
         {
             phis.push_back(m_b.CreatePHI(then_values[i]->getType(), 2));
@@ -1032,7 +1039,7 @@ private:
         llvm::Value* step = value(o.operands[2]);
         const bool is_signed = !ir::is_unsigned(kind_of(o.operands[0]));
 
-        std::vector<llvm::Value*> inits;  // before the header: reading them may emit loads
+        std::vector<llvm::Value*> inits; // before the header: reading them may emit loads
         for (std::size_t i = 3; i < o.operands.size(); ++i)
         {
             inits.push_back(value(o.operands[i]));
@@ -1097,7 +1104,7 @@ private:
     {
         const ir::region& before = *o.regions[0];
         const ir::region& after = *o.regions[1];
-        std::vector<llvm::Value*> inits;  // before the header: reading them may emit loads
+        std::vector<llvm::Value*> inits; // before the header: reading them may emit loads
         for (ir::value_id id : o.operands)
         {
             inits.push_back(value(id));
@@ -1172,8 +1179,9 @@ private:
         {
             m_b.CreateStore(value(o.operands[i]), m_b.CreateConstInBoundsGEP1_64(i32, geometry, i));
         }
-        m_b.CreateStore(m_b.getInt32(static_cast<std::uint32_t>((callee->static_shared_bytes + 63) / 64 * 64)),
-                        m_b.CreateConstInBoundsGEP1_64(i32, geometry, 7));
+        m_b.CreateStore(
+            m_b.getInt32(static_cast<std::uint32_t>((callee->static_shared_bytes + 63) / 64 * 64)),
+            m_b.CreateConstInBoundsGEP1_64(i32, geometry, 7));
         const std::size_t count = callee->parameters.size();
         llvm::Value* slots = m_b.CreateAlloca(llvm::ArrayType::get(m_b.getInt64Ty(), count == 0 ? 1 : count));
         for (std::size_t i = 0; i < count; ++i)
@@ -1216,11 +1224,11 @@ private:
     std::vector<llvm::Value*> m_values;
     // Kernels with barriers or shuffles only:
     std::unique_ptr<ir::uniformity> m_uniform;
-    std::vector<int> m_value_segment;   // thread segment a value was made in (-1: block level)
-    std::vector<llvm::Value*> m_slots;  // per-thread storage of a value, or null
-    int m_segment = -1;                 // the thread loop being emitted (-1: block level)
+    std::vector<int> m_value_segment;  // thread segment a value was made in (-1: block level)
+    std::vector<llvm::Value*> m_slots; // per-thread storage of a value, or null
+    int m_segment = -1;                // the thread loop being emitted (-1: block level)
     int m_segments = 0;
-    llvm::Value* m_tid = nullptr;       // block-linear thread index in the current thread loop
+    llvm::Value* m_tid = nullptr; // block-linear thread index in the current thread loop
     llvm::Value* m_thread_count = nullptr;
     llvm::BasicBlock* m_entry = nullptr;
     llvm::Function* m_llvm_fn = nullptr;

@@ -26,7 +26,7 @@ std::vector<py::object> cell_contents(PyObject* function)
     return contents;
 }
 
-}  // namespace
+} // namespace
 
 void dependency_guard::watch_namespace(const py::handle& dict_or_class)
 {
@@ -80,8 +80,8 @@ bool dependency_guard::holds() const
     for (const auto& w : m_functions)
     {
         PyObject* f = w.function.ptr();
-        if (PyFunction_GET_CODE(f) != w.code.ptr() || PyFunction_GET_DEFAULTS(f) != w.defaults.ptr()
-            || PyFunction_GET_KW_DEFAULTS(f) != w.kwdefaults.ptr())
+        if (PyFunction_GET_CODE(f) != w.code.ptr() || PyFunction_GET_DEFAULTS(f) != w.defaults.ptr() ||
+            PyFunction_GET_KW_DEFAULTS(f) != w.kwdefaults.ptr())
         {
             return false;
         }
@@ -117,4 +117,4 @@ bool dependency_guard::holds() const
     return true;
 }
 
-}  // namespace flyrt::dispatch
+} // namespace flyrt::dispatch

@@ -32,7 +32,7 @@ public:
 private:
     struct dict_watch
     {
-        pybind11::object owner;  // keeps the dict (or class) alive
+        pybind11::object owner; // keeps the dict (or class) alive
         PyDictObject* dict;
         std::uint64_t version;
     };
@@ -42,7 +42,7 @@ private:
         pybind11::object code;
         pybind11::object defaults;
         pybind11::object kwdefaults;
-        std::vector<pybind11::object> cells;  // contents, in closure order
+        std::vector<pybind11::object> cells; // contents, in closure order
     };
     struct list_watch
     {
@@ -55,4 +55,4 @@ private:
     std::vector<list_watch> m_lists;
 };
 
-}  // namespace flyrt::dispatch
+} // namespace flyrt::dispatch

@@ -56,8 +56,8 @@ struct artifact
     std::shared_ptr<jit::loaded_object> code;
     std::int32_t (*entry)(const std::uint64_t* slots) = nullptr;
     std::uint64_t hits = 0;
-    std::shared_ptr<dependency_guard> guard;  // null: depends on nothing watched
-    pybind11::object record;                  // Python's account of the dependencies
+    std::shared_ptr<dependency_guard> guard; // null: depends on nothing watched
+    pybind11::object record;                 // Python's account of the dependencies
 };
 
 struct cache_counters

@@ -191,7 +191,7 @@ value_id function_builder::shuffle(value_id value, value_id source_thread, int l
 
 value_id function_builder::shared(scalar element, std::int64_t bytes, int line)
 {
-    constexpr std::int64_t alignment = 64;  // whole cache lines: vector loads, no false sharing
+    constexpr std::int64_t alignment = 64; // whole cache lines: vector loads, no false sharing
     op& o = append(opcode::shared, {}, line);
     o.int_value = m_fn->static_shared_bytes;
     m_fn->static_shared_bytes += (bytes + alignment - 1) / alignment * alignment;
@@ -201,7 +201,7 @@ value_id function_builder::shared(scalar element, std::int64_t bytes, int line)
 value_id function_builder::dynamic_shared(scalar element, int line)
 {
     op& o = append(opcode::shared, {}, line);
-    o.int_value = -1;  // resolved at codegen: after every static array
+    o.int_value = -1; // resolved at codegen: after every static array
     return result(o, type{scalar::ptr, element, address_space::shared});
 }
 

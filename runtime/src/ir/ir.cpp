@@ -92,32 +92,10 @@ namespace
 
 const char* opcode_name(opcode code)
 {
-    static const char* const names[] = {"constant",
-                                        "special",
-                                        "unary",
-                                        "binary",
-                                        "compare",
-                                        "select",
-                                        "fma",
-                                        "cast",
-                                        "bitcast",
-                                        "load",
-                                        "store",
-                                        "if",
-                                        "for",
-                                        "while",
-                                        "yield",
-                                        "condition",
-                                        "launch",
-                                        "report",
-                                        "barrier",
-                                        "shuffle",
-                                        "shared",
-                                        "extract",
-                                        "insert",
-                                        "broadcast",
-                                        "reduce",
-                                        "return"};
+    static const char* const names[] = {
+        "constant", "special", "unary",  "binary",  "compare", "select",    "fma",       "cast",   "bitcast",
+        "load",     "store",   "if",     "for",     "while",   "yield",     "condition", "launch", "report",
+        "barrier",  "shuffle", "shared", "extract", "insert",  "broadcast", "reduce",    "return"};
     return names[static_cast<int>(code)];
 }
 
@@ -194,8 +172,8 @@ private:
             {
                 m_out << "[" << o->int_value << "]";
             }
-            else if (o->code == opcode::unary || o->code == opcode::binary || o->code == opcode::compare
-                     || o->code == opcode::reduce)
+            else if (o->code == opcode::unary || o->code == opcode::binary || o->code == opcode::compare ||
+                     o->code == opcode::reduce)
             {
                 m_out << "." << o->attr;
             }

@@ -25,10 +25,9 @@ const std::vector<value_id>& terminator_values(const region& r)
     return r.ops.empty() ? none : r.ops.back()->operands;
 }
 
-}  // namespace
+} // namespace
 
-uniformity::uniformity(const function& f)
-    : m_varying(f.values.size(), false)
+uniformity::uniformity(const function& f) : m_varying(f.values.size(), false)
 {
     for (const auto& o : f.body.ops)
     {
@@ -81,8 +80,9 @@ bool uniformity::visit(const region& r)
         switch (o.code)
         {
         case opcode::special:
-            changed = mark(o.results[0], static_cast<special_register>(o.attr) == special_register::thread_idx)
-                      || changed;
+            changed =
+                mark(o.results[0], static_cast<special_register>(o.attr) == special_register::thread_idx) ||
+                changed;
             break;
         case opcode::load:
         case opcode::shuffle:
@@ -117,13 +117,13 @@ bool uniformity::visit(const region& r)
         {
             const region& before = *o.regions[0];
             const region& after = *o.regions[1];
-            const auto& forwarded = terminator_values(before);  // cond, values...
+            const auto& forwarded = terminator_values(before); // cond, values...
             const auto& yielded = terminator_values(after);
             const bool divergent = !forwarded.empty() && varying(forwarded[0]);
             for (std::size_t i = 0; i < o.results.size(); ++i)
             {
-                const bool v = divergent || varying(o.operands[i]) || varying(yielded.at(i))
-                               || varying(forwarded.at(i + 1));
+                const bool v = divergent || varying(o.operands[i]) || varying(yielded.at(i)) ||
+                               varying(forwarded.at(i + 1));
                 changed = mark(before.arguments[i], v) || changed;
                 changed = mark(after.arguments[i], v) || changed;
                 changed = mark(o.results[i], v) || changed;
@@ -141,4 +141,4 @@ bool uniformity::visit(const region& r)
     return changed;
 }
 
-}  // namespace flyrt::ir
+} // namespace flyrt::ir

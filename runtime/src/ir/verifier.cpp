@@ -154,17 +154,17 @@ private:
         case opcode::compare:
             expect_count(o, 2, 1);
             same_types(o, m_fn.type_of(o.operands[0]), m_fn.type_of(o.operands[1]), "comparison");
-            if (m_fn.type_of(o.results[0]).kind != scalar::i1
-                || m_fn.type_of(o.results[0]).lanes != m_fn.type_of(o.operands[0]).lanes)
+            if (m_fn.type_of(o.results[0]).kind != scalar::i1 ||
+                m_fn.type_of(o.results[0]).lanes != m_fn.type_of(o.operands[0]).lanes)
             {
                 fail("a comparison yields a boolean per lane", o.loc);
             }
             break;
         case opcode::select:
             expect_count(o, 3, 1);
-            if (m_fn.type_of(o.operands[0]).kind != scalar::i1
-                || (m_fn.type_of(o.operands[0]).lanes != 1
-                    && m_fn.type_of(o.operands[0]).lanes != m_fn.type_of(o.operands[1]).lanes))
+            if (m_fn.type_of(o.operands[0]).kind != scalar::i1 ||
+                (m_fn.type_of(o.operands[0]).lanes != 1 &&
+                 m_fn.type_of(o.operands[0]).lanes != m_fn.type_of(o.operands[1]).lanes))
             {
                 fail("select needs a boolean condition (one, or one per lane)", o.loc);
             }
@@ -192,21 +192,24 @@ private:
             {
                 fail("vectors have 2 to 16 lanes", o.loc);
             }
-            if ((o.code == opcode::extract || o.code == opcode::insert) && (o.int_value < 0 || o.int_value >= v.lanes))
+            if ((o.code == opcode::extract || o.code == opcode::insert) &&
+                (o.int_value < 0 || o.int_value >= v.lanes))
             {
-                fail("lane " + std::to_string(o.int_value) + " is outside a vector of " + std::to_string(v.lanes),
+                fail("lane " + std::to_string(o.int_value) + " is outside a vector of " +
+                         std::to_string(v.lanes),
                      o.loc);
             }
             if (o.code == opcode::insert && m_fn.type_of(o.operands[1]).kind != v.kind)
             {
-                fail("inserting a " + to_string(m_fn.type_of(o.operands[1])) + " into " + to_string(v), o.loc);
+                fail("inserting a " + to_string(m_fn.type_of(o.operands[1])) + " into " + to_string(v),
+                     o.loc);
             }
             break;
         }
         case opcode::bitcast:
             expect_count(o, 1, 1);
-            if (bit_width(m_fn.type_of(o.operands[0]).kind) * m_fn.type_of(o.operands[0]).lanes
-                != bit_width(m_fn.type_of(o.results[0]).kind) * m_fn.type_of(o.results[0]).lanes)
+            if (bit_width(m_fn.type_of(o.operands[0]).kind) * m_fn.type_of(o.operands[0]).lanes !=
+                bit_width(m_fn.type_of(o.results[0]).kind) * m_fn.type_of(o.results[0]).lanes)
             {
                 fail("bitcast needs types of the same width", o.loc);
             }
@@ -330,7 +333,8 @@ private:
             {
                 fail("barriers, shuffles and shared memory exist only inside a kernel", o.loc);
             }
-            if (o.code == opcode::shuffle && (o.operands.size() != 2 || !is_integer(m_fn.type_of(o.operands[1]).kind)))
+            if (o.code == opcode::shuffle &&
+                (o.operands.size() != 2 || !is_integer(m_fn.type_of(o.operands[1]).kind)))
             {
                 fail("a shuffle takes a value and a source thread index", o.loc);
             }
@@ -413,11 +417,7 @@ private:
 class synchronization_check
 {
 public:
-    explicit synchronization_check(const function& f)
-        : m_fn(f)
-        , m_uniformity(f)
-    {
-    }
+    explicit synchronization_check(const function& f) : m_fn(f), m_uniformity(f) {}
 
     void run() { visit(m_fn.body); }
 
@@ -429,8 +429,8 @@ private:
         case opcode::if_:
             return m_uniformity.varying(o.operands[0]);
         case opcode::for_:
-            return m_uniformity.varying(o.operands[0]) || m_uniformity.varying(o.operands[1])
-                   || m_uniformity.varying(o.operands[2]);
+            return m_uniformity.varying(o.operands[0]) || m_uniformity.varying(o.operands[1]) ||
+                   m_uniformity.varying(o.operands[2]);
         case opcode::while_:
         {
             const auto& before = o.regions[0]->ops;
@@ -448,12 +448,12 @@ private:
             if ((o->code == opcode::barrier || o->code == opcode::shuffle) && m_divergent != nullptr)
             {
                 const char* what = o->code == opcode::barrier ? "fx.barrier()" : "a warp shuffle";
-                throw verify_error(std::string(what) + " in kernel " + m_fn.name
-                                       + " sits under control flow that depends on the thread (the branch or loop "
-                                         "at line "
-                                       + std::to_string(m_divergent->loc.line)
-                                       + "): every thread of the block must reach it",
-                                   o->loc);
+                throw verify_error(
+                    std::string(what) + " in kernel " + m_fn.name +
+                        " sits under control flow that depends on the thread (the branch or loop "
+                        "at line " +
+                        std::to_string(m_divergent->loc.line) + "): every thread of the block must reach it",
+                    o->loc);
             }
             const op* saved = m_divergent;
             if (m_divergent == nullptr && m_uniformity.synchronizes(*o) && divergent(*o))

@@ -246,8 +246,8 @@ extern "C" std::int32_t flyrt_cpu_launch(flyrt::launch::blocks_function fn,
     }
     if (shared_bytes(*g) > max_shared_bytes)
     {
-        return fail("shared memory of " + std::to_string(g->static_shared_bytes) + " bytes (static) + "
-                    + std::to_string(g->smem_bytes) + " bytes (smem=) exceeds the 64 KiB a block has");
+        return fail("shared memory of " + std::to_string(g->static_shared_bytes) + " bytes (static) + " +
+                    std::to_string(g->smem_bytes) + " bytes (smem=) exceeds the 64 KiB a block has");
     }
     if (blocks == 0)
     {

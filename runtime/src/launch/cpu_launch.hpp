@@ -15,7 +15,7 @@ struct geometry
 {
     std::uint32_t grid[3];
     std::uint32_t block[3];
-    std::uint32_t smem_bytes;         // dynamic shared memory, `smem=` at launch
+    std::uint32_t smem_bytes;          // dynamic shared memory, `smem=` at launch
     std::uint32_t static_shared_bytes; // the kernel's own shared arrays, before it
 };
 
