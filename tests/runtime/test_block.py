@@ -196,3 +196,23 @@ def test_barriers_and_shuffles_in_divergent_control_flow_are_errors_at_their_lin
     with pytest.raises(flyc.KernelError, match="a warp shuffle") as info:
         divergent_loop(np.zeros(32, np.float32))
     assert info.value.lineno == line_of("x[t] = fx.shuffle_xor(x[t], 1)")
+
+
+@flyc.kernel
+def _barrier_in_while(x: fx.Tensor, n: fx.Int32):
+    k = 0
+    while k < n:
+        fx.barrier()
+        k += 1
+    x[fx.thread_idx.x] = k
+
+
+@flyc.jit
+def barrier_in_while(x: fx.Tensor, n: fx.Int32):
+    _barrier_in_while(x, n).launch(block=(4,))
+
+
+def test_barrier_in_a_while_loop_is_a_clear_error():
+    with pytest.raises(flyc.KernelError, match="use a for loop over range") as info:
+        barrier_in_while(np.zeros(4, np.float32), 3)
+    assert info.value.lineno == line_of("while k < n:")

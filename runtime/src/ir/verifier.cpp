@@ -455,6 +455,12 @@ private:
                         std::to_string(m_divergent->loc.line) + "): every thread of the block must reach it",
                     o->loc);
             }
+            if (o->code == opcode::while_ && m_uniformity.synchronizes(*o))
+            {
+                throw verify_error("a barrier or shuffle inside a while loop (kernel " + m_fn.name
+                                       + ") is not supported by the CPU backend yet; use a for loop over range()",
+                                   o->loc);
+            }
             const op* saved = m_divergent;
             if (m_divergent == nullptr && m_uniformity.synchronizes(*o) && divergent(*o))
             {
