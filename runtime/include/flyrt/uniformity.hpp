@@ -1,8 +1,9 @@
 // Which values of a kernel differ between the threads of a block.
 //
-// A value is varying when it depends on thread_idx, on memory (loads,
-// shuffles), or on control flow that does; everything else is uniform: the
-// same for every thread of a block. Barriers and shuffles may only sit in
+// A value is varying when it depends on thread_idx, on a shuffle, or on
+// control flow that does; everything else is uniform: the same for every
+// thread of a block (a load from a uniform address included: threads that
+// race on that location have no defined result on a GPU either). Barriers and shuffles may only sit in
 // uniform control flow, and the CPU backend computes uniform values once
 // per block instead of once per thread.
 #pragma once

@@ -84,7 +84,6 @@ bool uniformity::visit(const region& r)
                 mark(o.results[0], static_cast<special_register>(o.attr) == special_register::thread_idx) ||
                 changed;
             break;
-        case opcode::load:
         case opcode::shuffle:
             changed = mark(o.results[0], true) || changed;
             break;
