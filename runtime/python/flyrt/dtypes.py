@@ -73,7 +73,9 @@ UInt16 = DType("UInt16", _S.u16, np.uint16, int)
 UInt32 = DType("UInt32", _S.u32, np.uint32, int)
 UInt64 = DType("UInt64", _S.u64, np.uint64, int)
 Float16 = DType("Float16", _S.f16, np.float16, float)
-BFloat16 = DType("BFloat16", _S.bf16, None, float)  # numpy has no bfloat16
+# numpy has no bfloat16: its tensors are uint16 arrays tagged with this dtype
+BFLOAT16_STORAGE = np.dtype(np.uint16, metadata={"flyrt_dtype": "bfloat16"})
+BFloat16 = DType("BFloat16", _S.bf16, BFLOAT16_STORAGE, float)
 Float32 = DType("Float32", _S.f32, np.float32, float)
 Float64 = DType("Float64", _S.f64, np.float64, float)
 

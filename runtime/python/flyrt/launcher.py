@@ -74,6 +74,8 @@ def _adapt_tensor(value, name):
         formats = {torch.float8_e4m3fnuz: "e4m3fnuz", torch.float8_e4m3fn: "e4m3fn"}
         if value.dtype in formats:
             return fp8.as_fp8(value.detach().view(torch.uint8).numpy(), formats[value.dtype])
+        if value.dtype == torch.bfloat16:
+            return value.detach().view(torch.int16).numpy().view(dtypes.BFLOAT16_STORAGE)
         return value.detach().numpy()
     if hasattr(value, "__dlpack__"):
         return np.from_dlpack(value)

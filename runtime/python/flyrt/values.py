@@ -422,6 +422,9 @@ def fma(a, b, c):
     common = dtypes.promote(dtypes.promote(a.dtype, _dtype_of(b, a.dtype)), _dtype_of(c, a.dtype))
     a, b, c = convert(a, common), convert(b, common), convert(c, common)
     builder = current().builder
+    lanes = max(v.lanes for v in (a, b, c))
+    if lanes > 1:  # scalars broadcast over vectors
+        a, b, c = (v if v.lanes == lanes else Value(builder.broadcast(v.id, lanes, line()), common) for v in (a, b, c))
     return Value(builder.fma(a.id, b.id, c.id, line()), common)
 
 

@@ -60,6 +60,19 @@ std::int64_t fp8_code(const PyArray_Descr* d)
     return -1;
 }
 
+// numpy has no bfloat16: bf16 tensors are uint16 arrays whose dtype carries
+// {"flyrt_dtype": "bfloat16"} (torch bfloat16 tensors are viewed that way).
+bool is_bfloat16(const PyArray_Descr* d)
+{
+    PyObject* metadata = PyDataType_METADATA(d);
+    if (metadata == nullptr || !PyDict_Check(metadata))
+    {
+        return false;
+    }
+    PyObject* name = PyDict_GetItemString(metadata, "flyrt_dtype");
+    return name != nullptr && PyUnicode_Check(name) && PyUnicode_CompareWithASCIIString(name, "bfloat16") == 0;
+}
+
 std::int64_t dtype_code(PyArrayObject* array)
 {
     const PyArray_Descr* d = PyArray_DESCR(array);
@@ -71,6 +84,10 @@ std::int64_t dtype_code(PyArrayObject* array)
         {
             return fp8;
         }
+    }
+    if (d->kind == 'u' && size == 2 && is_bfloat16(d))
+    {
+        return static_cast<std::int64_t>(ir::scalar::bf16);
     }
     using ir::scalar;
     scalar s;

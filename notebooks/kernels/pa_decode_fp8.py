@@ -1,0 +1,231 @@
+"""Paged-attention decode with an FP8 KV cache, persistent scheduling.
+
+Structured as FlyDSL's: ``compile_pa_decode_ps(...)`` (a ``functools.lru_cache``
+compile factory keyed by its static arguments) builds the ``pa_decode_ps_kernel``
+and its ``launch_pa_decode_ps`` launcher, which call the module-level helpers
+below (``_load_q_fragments`` is a ``@flyc.jit`` device helper). Head size and
+page size are specialization constants taken from the cache shapes.
+
+Work: a host-side builder splits each (sequence, kv head) context into page
+ranges and hands them to a fixed number of workers (one block each). A
+worker's threads are the query rows of one kv head's group (group x query
+length); per page it stages K and V dequantized in shared memory, then each
+thread runs an online softmax (exp2) over the page's tokens and keeps its
+output row in shared memory. Each work item leaves a partial output and its
+log-sum-exp; a second kernel combines the partials of each row with LSE
+weights and writes the query's dtype.
+
+Shapes: query [num_seqs * query_length, num_q_heads, head_size]; caches
+[num_blocks, num_kv_heads, block_size, head_size] (V: [..., head_size,
+block_size] with trans_v); block_tables [num_seqs, max_blocks];
+context_lengths [num_seqs]; scales per tensor [1] or per token
+[num_blocks, num_kv_heads, block_size].
+"""
+
+import functools
+import math
+
+import numpy as np
+
+import flyrt.compiler as flyc
+import flyrt.expr as fx
+from flyrt import fp8
+
+LOG2E = 1.4426950408889634
+LANES = 8
+
+
+# -- helpers the kernel calls (module level, as upstream) ------------------------
+
+
+@flyc.jit
+def _load_q_fragments(query, q_rows, row, q_token, q_head, head_size, scale):
+    """Loads query row (q_token, q_head) into shared row `row`, times `scale`."""
+    for d in range(0, head_size, LANES):
+        (fx.Vector.load(query, (q_token, q_head, d), LANES).to(fx.Float32) * scale).store(q_rows, (row, d))
+
+
+def _kv_scale(scales, per_token, block, kv_head, token):
+    """The dequantization scale of one cached token."""
+    return scales[block, kv_head, token] if fx.const_expr(per_token) else scales[0]
+
+
+def _visible(position, context_length, query_length, q_index):
+    """Causal rule of multi-token decode: token < context_len + 1 - query_length + qi."""
+    return position < context_length + 1 - query_length + q_index
+
+
+def _online_softmax_update(peak, total, score):
+    """exp2-domain online softmax: new peak, rescale of the old terms, new total, weight."""
+    new_peak = fx.max(peak, score)
+    rescale = fx.exp2(peak - new_peak)
+    weight = fx.exp2(score - new_peak)
+    return new_peak, rescale, total * rescale + weight, weight
+
+
+def _normalize(acc, row, head_size, total, out, slot, q_index, g):
+    """Writes one partial output row: acc / total (zeros when no token was visible)."""
+    inv = fx.select(total > 0.0, 1.0 / total, 0.0)
+    for d in range(0, head_size, LANES):
+        (fx.Vector.load(acc, (row, d), LANES) * inv).store(out, (slot, q_index, g, d))
+
+
+# -- the compile factory, as upstream: keyed by static arguments only ------------
+
+
+@functools.lru_cache(maxsize=256)
+def compile_pa_decode_ps(softmax_scale=None, trans_v=False, needs_mask=True, query_group_size=1,
+                         per_token_kv=False, query_length=1, fp8_format="e4m3fnuz"):
+    group = query_group_size
+    rows = group * query_length
+
+    @flyc.kernel
+    def pa_decode_ps_kernel(query: fx.Tensor, key_cache: fx.Tensor, value_cache: fx.Tensor,
+                            block_tables: fx.Tensor, context_lengths: fx.Tensor, k_scale: fx.Tensor,
+                            v_scale: fx.Tensor, work: fx.Tensor, worker_offsets: fx.Tensor,
+                            partial_out: fx.Tensor, partial_lse: fx.Tensor,
+                            head_size: fx.Constexpr[int], block_size: fx.Constexpr[int]):
+        scale = softmax_scale if fx.const_expr(softmax_scale is not None) else 1.0 / math.sqrt(head_size)
+        t = fx.thread_idx.x
+        q_index = t // group
+        g = t % group
+        q_rows = fx.shared((rows, head_size), fx.Float32)
+        acc = fx.shared((rows, head_size), fx.Float32)
+        keys = fx.shared((block_size, head_size), fx.Float32)
+        values = fx.shared((block_size, head_size), fx.Float32)
+        worker = fx.block_idx.x
+        for item in range(worker_offsets[worker], worker_offsets[worker + 1]):
+            seq = work[item, 0]
+            kv_head = work[item, 1]
+            context_length = context_lengths[seq]
+            _load_q_fragments(query, q_rows, t, seq * query_length + q_index, kv_head * group + g, head_size,
+                              scale * LOG2E)
+            for d in range(0, head_size, LANES):
+                fx.Vector.zeros(LANES, fx.Float32).store(acc, (t, d))
+            peak = float("-inf")
+            total = 0.0
+            fx.barrier()
+            for page in range(work[item, 2], work[item, 3]):
+                block = block_tables[seq, page]
+                for e in range(t, block_size * head_size, rows):
+                    token = e // head_size
+                    d = e % head_size
+                    ks = _kv_scale(k_scale, per_token_kv, block, kv_head, token)
+                    vs = _kv_scale(v_scale, per_token_kv, block, kv_head, token)
+                    keys[token, d] = key_cache[block, kv_head, token, d].to(fx.Float32) * ks
+                    if fx.const_expr(trans_v):
+                        values[token, d] = value_cache[block, kv_head, d, token].to(fx.Float32) * vs
+                    else:
+                        values[token, d] = value_cache[block, kv_head, token, d].to(fx.Float32) * vs
+                fx.barrier()
+                for token in range(block_size):
+                    position = page * block_size + token
+                    if not fx.const_expr(needs_mask) or _visible(position, context_length, query_length, q_index):
+                        dots = fx.Vector.zeros(LANES, fx.Float32)
+                        for d in range(0, head_size, LANES):
+                            dots = fx.fma(fx.Vector.load(q_rows, (t, d), LANES),
+                                          fx.Vector.load(keys, (token, d), LANES), dots)
+                        peak, rescale, total, weight = _online_softmax_update(peak, total, dots.reduce("add"))
+                        for d in range(0, head_size, LANES):
+                            updated = fx.fma(fx.Vector.load(acc, (t, d), LANES), rescale,
+                                             fx.Vector.load(values, (token, d), LANES) * weight)
+                            updated.store(acc, (t, d))
+                fx.barrier()
+            slot = work[item, 4]
+            _normalize(acc, t, head_size, total, partial_out, slot, q_index, g)
+            partial_lse[slot, q_index, g] = peak + fx.log2(total)
+            fx.barrier()
+
+    @flyc.kernel
+    def pa_reduce_kernel(partial_out: fx.Tensor, partial_lse: fx.Tensor, partial_ranges: fx.Tensor,
+                         out: fx.Tensor, head_size: fx.Constexpr[int]):
+        # one thread per (sequence, query token, q head)
+        index = fx.block_idx.x * fx.block_dim.x + fx.thread_idx.x
+        q_heads = out.shape[1]
+        if index < out.shape[0] * q_heads:
+            q_row = index // q_heads
+            q_head = index % q_heads
+            seq = q_row // query_length
+            q_index = q_row % query_length
+            kv_head = q_head // group
+            g = q_head % group
+            first = partial_ranges[seq, kv_head, 0]
+            count = partial_ranges[seq, kv_head, 1]
+            peak = float("-inf")
+            for p in range(first, first + count):
+                peak = fx.max(peak, partial_lse[p, q_index, g])
+            weights = 0.0
+            for p in range(first, first + count):
+                weights = weights + fx.exp2(partial_lse[p, q_index, g] - peak)
+            for d in range(head_size):
+                total = 0.0
+                for p in range(first, first + count):
+                    total = total + fx.exp2(partial_lse[p, q_index, g] - peak) * partial_out[p, q_index, g, d]
+                out[q_row, q_head, d] = total / weights
+
+    @flyc.jit
+    def launch_pa_decode_ps(query: fx.Tensor, key_cache: fx.Tensor, value_cache: fx.Tensor,
+                            block_tables: fx.Tensor, context_lengths: fx.Tensor, k_scale: fx.Tensor,
+                            v_scale: fx.Tensor, work: fx.Tensor, worker_offsets: fx.Tensor,
+                            partial_out: fx.Tensor, partial_lse: fx.Tensor, partial_ranges: fx.Tensor,
+                            out: fx.Tensor, head_size: fx.Constexpr[int], block_size: fx.Constexpr[int]):
+        pa_decode_ps_kernel(query, key_cache, value_cache, block_tables, context_lengths, k_scale, v_scale,
+                            work, worker_offsets, partial_out, partial_lse, head_size, block_size).launch(
+            grid=(worker_offsets.shape[0] - 1,), block=(rows,))
+        total_rows = out.shape[0] * out.shape[1]
+        pa_reduce_kernel(partial_out, partial_lse, partial_ranges, out, head_size).launch(
+            grid=((total_rows + 63) // 64,), block=(64,))
+
+    return {"launch": launch_pa_decode_ps, "kernel": pa_decode_ps_kernel}
+
+
+# -- host side ---------------------------------------------------------------------
+
+
+def build_work_list(context_lengths, num_kv_heads, block_size, workers, pages_per_work=None):
+    """Splits every (sequence, kv head) context into page ranges and deals them
+    to `workers`. Returns work [items, 5] = (seq, kv_head, first page, end page,
+    partial slot), worker_offsets [workers + 1] and partial_ranges
+    [num_seqs, num_kv_heads, 2] = (first slot, count)."""
+    context_lengths = np.asarray(context_lengths)
+    pages = (context_lengths + block_size - 1) // block_size
+    if pages_per_work is None:
+        total = int(pages.sum()) * num_kv_heads
+        pages_per_work = max(1, -(-total // (2 * workers)))
+    items = []
+    ranges = np.zeros((len(context_lengths), num_kv_heads, 2), np.int32)
+    for seq, count in enumerate(pages):
+        for kv_head in range(num_kv_heads):
+            ranges[seq, kv_head] = (len(items), 0)
+            for first in range(0, int(count), pages_per_work):
+                items.append((seq, kv_head, first, min(first + pages_per_work, int(count)), len(items)))
+                ranges[seq, kv_head, 1] += 1
+    work = np.array(items, np.int32).reshape(-1, 5)
+    offsets = np.linspace(0, len(items), workers + 1).round().astype(np.int32)
+    return work, offsets, ranges
+
+
+def pa_decode_ps_launch(query, key_cache, value_cache, block_tables, context_lengths, k_scale, v_scale,
+                        softmax_scale=None, trans_v=False, query_length=1, workers=8, pages_per_work=None,
+                        out=None):
+    """Decode attention over a paged FP8 KV cache; returns the output (query's dtype)."""
+    _, num_q_heads, head_size = query.shape
+    _, num_kv_heads, block_size = key_cache.shape[:3]
+    if num_q_heads % num_kv_heads:
+        raise ValueError(f"{num_q_heads} query heads do not group over {num_kv_heads} kv heads")
+    if head_size % LANES:
+        raise ValueError(f"head size {head_size} must be a multiple of {LANES}")
+    fmt = fp8.format_of(key_cache)
+    if fmt is None or fp8.format_of(value_cache) != fmt:
+        raise TypeError("key and value caches must be FP8 tensors of one format (flyrt.fp8.quantize / as_fp8)")
+    group = num_q_heads // num_kv_heads
+    per_token_kv = np.ndim(k_scale) == 3
+    work, offsets, ranges = build_work_list(context_lengths, num_kv_heads, block_size, workers, pages_per_work)
+    partial_out = np.zeros((len(work), query_length, group, head_size), np.float32)
+    partial_lse = np.zeros((len(work), query_length, group), np.float32)
+    out = np.empty_like(query) if out is None else out
+    launch = compile_pa_decode_ps(softmax_scale, trans_v, True, group, per_token_kv, query_length, fmt.name)["launch"]
+    launch(query, key_cache, value_cache, block_tables, np.asarray(context_lengths, np.int32),
+           np.asarray(k_scale, np.float32), np.asarray(v_scale, np.float32), work, offsets, partial_out, partial_lse,
+           ranges, out, head_size, block_size)
+    return out
