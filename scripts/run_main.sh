@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
-# The main job: execute the flagship notebook with the xflydsl kernel.
+# The main job: execute the notebooks with the xflydsl kernel on the CPU backend.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PWD/.venv/bin:$PATH"
 export PYDEVD_DISABLE_FILE_VALIDATION=1
 
-notebook=notebooks/01_getting_started.ipynb
+# The flagship: the seed bug's regression notebook (paged-attention decode on
+# an FP8 KV cache), with the getting-started and helper-editing notebooks.
 out=notebooks/_executed
-jupyter nbconvert --to notebook --execute --ExecutePreprocessor.kernel_name=xflydsl \
-    --output-dir "$out" "$notebook"
-echo "executed notebook: $(realpath "$out/$(basename "$notebook")")"
+for notebook in notebooks/01_getting_started.ipynb notebooks/pa_decode_stale_cache.ipynb \
+                notebooks/helper_edit_workflow.ipynb; do
+    jupyter nbconvert --to notebook --execute --ExecutePreprocessor.kernel_name=xflydsl \
+        --ExecutePreprocessor.timeout=600 --output-dir "$out" "$notebook"
+    echo "executed notebook: $(realpath "$out/$(basename "$notebook")")"
+done

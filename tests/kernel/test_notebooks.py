@@ -1,5 +1,6 @@
 """Notebooks executed by `jupyter nbconvert --execute` with the xflydsl kernel."""
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -45,6 +46,34 @@ def test_getting_started_runs_and_shows_its_outputs(tmp_path):
     status = outputs_of(code[4])["stream"]["text"]
     assert "__main__.saxpy" in status and "autoreload of edited modules: on" in status
     assert "Wall time" in outputs_of(code[5])["stream"]["text"]
+
+
+def test_pa_decode_stale_cache_regression_notebook(tmp_path):
+    nb = execute(NOTEBOOKS / "pa_decode_stale_cache.ipynb", tmp_path)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert not any(o.output_type == "error" for c in code for o in c.outputs)
+    assert "max_diff=" in outputs_of(code[0])["stream"]["text"]
+    notice = outputs_of(code[1])["stream"]["text"]
+    assert "flyrt: evicted launcher compile_pa_decode_ps.<locals>.launch_pa_decode_ps" in notice
+    assert "'_load_q_fragments' in module kernels.pa_decode_fp8" in notice
+    assert "sentinel observed" in outputs_of(code[2])["stream"]["text"]
+    assert "compiles=1" in outputs_of(code[3])["stream"]["text"]
+    assert "one-cell flow" in outputs_of(code[4])["stream"]["text"]
+
+
+def test_helper_edit_workflow_notebook(tmp_path):
+    # on a copy: the notebook edits kernels/pa_decode_fp8.py on disk
+    copy = tmp_path / "notebooks"
+    shutil.copytree(NOTEBOOKS, copy, ignore=shutil.ignore_patterns("_executed", "__pycache__"))
+    nb = execute(copy / "helper_edit_workflow.ipynb", tmp_path / "out")
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert not any(o.output_type == "error" for c in code for o in c.outputs)
+    text = outputs_of(code[2])["stream"]["text"]
+    assert "flyrt: reloaded edited module kernels.pa_decode_fp8" in text
+    assert "evicted launcher" in text and "_normalize" in text
+    assert "new numbers: out = 2 x reference" in text
+    assert "restored" in outputs_of(code[4])["stream"]["text"]
+    assert (copy / "kernels" / "pa_decode_fp8.py").read_text() == (NOTEBOOKS / "kernels" / "pa_decode_fp8.py").read_text()
 
 
 def test_a_failing_cell_fails_nbconvert(tmp_path):

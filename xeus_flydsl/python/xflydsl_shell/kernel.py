@@ -46,6 +46,8 @@ class KernelFacade:
         sys.stdout = streams.KernelStream(native, "stdout", 1)
         sys.stderr = streams.KernelStream(native, "stderr", 2)
         os.environ.setdefault("MPLBACKEND", "module://matplotlib_inline.backend_inline")
+        if "" not in sys.path:
+            sys.path.insert(0, "")  # the working directory's modules import, as in ipykernel
 
         self.shell = create_shell()
         self.shell.kernel = self
