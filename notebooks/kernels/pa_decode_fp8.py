@@ -107,16 +107,20 @@ def compile_pa_decode_ps(softmax_scale=None, trans_v=False, needs_mask=True, que
             fx.barrier()
             for page in range(work[item, 2], work[item, 3]):
                 block = block_tables[seq, page]
-                for e in range(t, block_size * head_size, rows):
+                # LANES consecutive elements of one token's row at a time
+                for e in range(t * LANES, block_size * head_size, rows * LANES):
                     token = e // head_size
                     d = e % head_size
                     ks = _kv_scale(k_scale, per_token_kv, block, kv_head, token)
                     vs = _kv_scale(v_scale, per_token_kv, block, kv_head, token)
-                    keys[token, d] = key_cache[block, kv_head, token, d].to(fx.Float32) * ks
+                    (fx.Vector.load(key_cache, (block, kv_head, token, d), LANES).to(fx.Float32) * ks).store(
+                        keys, (token, d))
                     if fx.const_expr(trans_v):
-                        values[token, d] = value_cache[block, kv_head, d, token].to(fx.Float32) * vs
+                        for lane in fx.range_constexpr(LANES):
+                            values[token, d + lane] = value_cache[block, kv_head, d + lane, token].to(fx.Float32) * vs
                     else:
-                        values[token, d] = value_cache[block, kv_head, token, d].to(fx.Float32) * vs
+                        (fx.Vector.load(value_cache, (block, kv_head, token, d), LANES).to(fx.Float32) * vs).store(
+                            values, (token, d))
                 fx.barrier()
                 for token in range(block_size):
                     position = page * block_size + token

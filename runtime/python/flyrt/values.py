@@ -81,7 +81,9 @@ class Value:
         if dtype.bits != self.dtype.bits:
             raise TypeError(f"bitcast from {self.dtype.name} to {dtype.name}: the widths differ")
         b = current().builder
-        return Value(b.bitcast(self.id, dtype.ir_type, line()), dtype)
+        lanes = self.lanes
+        target = dtype.ir_type if lanes == 1 else _core.Type(dtype.scalar, lanes=lanes)
+        return Value(b.bitcast(self.id, target, line()), dtype)
 
     def select(self, if_true, if_false):
         return select(self, if_true, if_false)
