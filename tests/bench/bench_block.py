@@ -8,27 +8,18 @@ numpy's BLAS and numba.
 """
 
 import sys
-import time
 from pathlib import Path
 
 import numba
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "notebooks"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from kernels.gemm import gemm  # noqa: E402
 from kernels.rmsnorm import rmsnorm  # noqa: E402
 from kernels.softmax import softmax  # noqa: E402
-
-
-def best_of(fn, *args, repeats=7):
-    fn(*args)
-    samples = []
-    for _ in range(repeats):
-        begin = time.perf_counter()
-        fn(*args)
-        samples.append(time.perf_counter() - begin)
-    return min(samples)
+from timing import best_of  # noqa: E402
 
 
 @numba.njit(parallel=True, fastmath=False)

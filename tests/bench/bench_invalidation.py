@@ -11,14 +11,15 @@
 """
 
 import importlib
-import statistics
 import sys
 import tempfile
 import textwrap
-import time
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from timing import median_time, per_call  # noqa: E402
 
 MODULES, FUNCTIONS_PER_MODULE, LAUNCHERS, DEPENDENCIES = 20, 100, 50, 32
 
@@ -69,26 +70,6 @@ def write_modules(folder):
             bare_kernel(x, y, out, n).launch(block=(16,))
         """).replace("CHAIN", chain)
     (folder / "bench_launchers.py").write_text(imports + "\n" + hot + launchers)
-
-
-def per_call(fn, *args, calls=200_000, repeats=7):
-    fn(*args)
-    samples = []
-    for _ in range(repeats):
-        begin = time.perf_counter()
-        for _ in range(calls):
-            fn(*args)
-        samples.append((time.perf_counter() - begin) / calls)
-    return statistics.median(samples)
-
-
-def median_time(fn, repeats=200):
-    samples = []
-    for _ in range(repeats):
-        begin = time.perf_counter()
-        fn()
-        samples.append(time.perf_counter() - begin)
-    return statistics.median(samples)
 
 
 def main():

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "notebooks"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import kernels.pa_decode_fp8 as pa  # noqa: E402
 from kernels.pa_reference import check, make_case, pa_decode_reference  # noqa: E402
@@ -21,16 +22,7 @@ CONFIGS = [  # (num_seqs, q heads, kv heads, head_size, block_size, context)
     (16, 16, 1, 128, 16, 4096),
     (4, 8, 1, 128, 16, 8192),
 ]
-
-
-def best_of(fn, repeats=5):
-    fn()
-    samples = []
-    for _ in range(repeats):
-        begin = time.perf_counter()
-        fn()
-        samples.append(time.perf_counter() - begin)
-    return min(samples)
+from timing import best_of  # noqa: E402
 
 
 def main():

@@ -17,6 +17,7 @@ import numba
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "notebooks"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import flyrt.compiler as flyc  # noqa: E402
 import flyrt.expr as fx  # noqa: E402
@@ -24,28 +25,7 @@ from kernels.axpy import axpy  # noqa: E402
 from kernels.row_norms import row_norms  # noqa: E402
 import kernels.vector_add  # noqa: E402
 from kernels.vector_add import vector_add  # noqa: E402
-
-
-def per_call(fn, *args, calls=200_000, repeats=5):
-    """Median seconds per call of fn(*args) in a tight loop."""
-    fn(*args)
-    samples = []
-    for _ in range(repeats):
-        begin = time.perf_counter()
-        for _ in range(calls):
-            fn(*args)
-        samples.append((time.perf_counter() - begin) / calls)
-    return statistics.median(samples)
-
-
-def best_of(fn, *args, repeats=7):
-    fn(*args)
-    samples = []
-    for _ in range(repeats):
-        begin = time.perf_counter()
-        fn(*args)
-        samples.append(time.perf_counter() - begin)
-    return min(samples)
+from timing import best_of, per_call  # noqa: E402
 
 
 @numba.njit

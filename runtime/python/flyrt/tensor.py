@@ -107,8 +107,7 @@ class TensorValue:
             return Value(builder.load_vector(self.pointer, self._offset(indices).id, lanes, line()), self.dtype)
 
         if bounds_checking():
-            last = indices[:-1] + [indices[-1] + (lanes - 1)]
-            self._checked(last, lambda: 0, lambda: 0)
+            self._check_last_lane(indices, lanes)
             return self._checked(indices, load, lambda: Value(
                 builder.broadcast(constant(0, self.dtype).id, lanes, line()), self.dtype))
         return load()
@@ -123,11 +122,14 @@ class TensorValue:
             return 0
 
         if bounds_checking():
-            last = indices[:-1] + [indices[-1] + (vector.lanes - 1)]
-            self._checked(last, lambda: 0, lambda: 0)
+            self._check_last_lane(indices, vector.lanes)
             self._checked(indices, store, lambda: 0)
         else:
             store()
+
+    def _check_last_lane(self, indices, lanes):
+        """Reports a vector whose last lane falls outside the tensor."""
+        self._checked(indices[:-1] + [indices[-1] + (lanes - 1)], lambda: 0, lambda: 0)
 
     def _vector_indices(self, index, lanes):
         if not 2 <= lanes <= 16:
