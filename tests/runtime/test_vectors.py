@@ -74,3 +74,23 @@ def test_vector_misuse_is_a_clear_error():
 
     with pytest.raises(ValueError, match="2 to 16 lanes"):
         run_wide(np.zeros(64, np.float32))
+
+
+@flyc.kernel
+def _copy_vectors(x: fx.Tensor, out: fx.Tensor, start: fx.Int32):
+    fx.Vector.load(x, (start,), 4).store(out, (0,))
+
+
+@flyc.jit
+def copy_vectors(x: fx.Tensor, out: fx.Tensor, start: fx.Int32):
+    _copy_vectors(x, out, start).launch()
+
+
+def test_vector_past_the_end_is_reported_with_debug_bounds(monkeypatch):
+    monkeypatch.setenv("FLYDSL_DEBUG_BOUNDS", "1")
+    x = np.arange(8, dtype=np.float32)
+    out = np.zeros(4, np.float32)
+    copy_vectors(x, out, 4)
+    np.testing.assert_array_equal(out, [4, 5, 6, 7])
+    with pytest.raises(IndexError, match="out of bounds for tensor 'x' of shape \\(8\\)"):
+        copy_vectors(x, out, 6)  # lanes 6..9: the last two fall outside
