@@ -20,7 +20,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "notebooks"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import flyrt.compiler as flyc  # noqa: E402
-import flyrt.expr as fx  # noqa: E402
 from kernels.axpy import axpy  # noqa: E402
 from kernels.row_norms import row_norms  # noqa: E402
 import kernels.vector_add  # noqa: E402

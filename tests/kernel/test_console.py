@@ -1,6 +1,5 @@
 """`jupyter console` with the xflydsl kernel, typed into a real terminal (tmux)."""
 
-import os
 import shlex
 import subprocess
 import sys
@@ -46,7 +45,7 @@ class Terminal:
 
 @pytest.fixture
 def console():
-    env = f"PYDEVD_DISABLE_FILE_VALIDATION=1 TERM=xterm-256color"
+    env = "PYDEVD_DISABLE_FILE_VALIDATION=1 TERM=xterm-256color"
     jupyter = shlex.join([sys.executable, "-m", "jupyter", "console", "--kernel", "xflydsl"])
     terminal = Terminal(f"env {env} {jupyter}")
     yield terminal

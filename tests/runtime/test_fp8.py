@@ -77,7 +77,6 @@ def edge_values(fmt):
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_encoding_rounds_to_nearest_even_and_saturates(fmt):
     x = edge_values(fmt)
-    dtype = fp8.dtype_of(fmt)
     outs = [fp8.as_fp8(np.zeros(len(x), np.uint8), fmt) for _ in range(3)]
     encode(x, *outs)
     host = fp8.quantize(x, fmt)

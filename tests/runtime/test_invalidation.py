@@ -4,7 +4,6 @@ compiled (the counts)."""
 
 import importlib
 import itertools
-import sys
 import textwrap
 
 import numpy as np

@@ -91,7 +91,7 @@ class _Escapes(ast.NodeVisitor):
     visit_AsyncFunctionDef = visit_Lambda = visit_ClassDef = visit_FunctionDef
 
 
-def escapes(statements, inside_loop_body):
+def escapes(statements):
     finder = _Escapes(0)
     for statement in statements:
         finder.visit(statement)
@@ -175,15 +175,15 @@ class _Rewriter(ast.NodeTransformer):
             if isinstance(statement, ast.Return):
                 out.append(self._result(statement.value, statement))
                 return out
-            if isinstance(statement, ast.If) and escapes([statement], False):
+            if isinstance(statement, ast.If) and escapes([statement]):
                 body, orelse = statement.body, statement.orelse
-                if not (body and isinstance(body[-1], ast.Return)) or escapes(body[:-1], False):
+                if not (body and isinstance(body[-1], ast.Return)) or escapes(body[:-1]):
                     return None
                 then_part = body[:-1] + [self._result(body[-1].value, body[-1])]
-                else_returns = orelse and isinstance(orelse[-1], ast.Return) and not escapes(orelse[:-1], False)
+                else_returns = orelse and isinstance(orelse[-1], ast.Return) and not escapes(orelse[:-1])
                 if else_returns:
                     else_part = orelse[:-1] + [self._result(orelse[-1].value, orelse[-1])]
-                elif escapes(orelse, False):
+                elif escapes(orelse):
                     return None
                 else:
                     else_part = self._returns_to_assignments(orelse + statements[i + 1 :], node)
@@ -191,7 +191,7 @@ class _Rewriter(ast.NodeTransformer):
                         return None
                 out.append(ast.copy_location(ast.If(test=statement.test, body=then_part, orelse=else_part), statement))
                 return out
-            if escapes([statement], False):
+            if escapes([statement]):
                 return None
             out.append(statement)
         out.append(self._result(None, node))
@@ -206,7 +206,7 @@ class _Rewriter(ast.NodeTransformer):
     def visit_FunctionDef(self, node):
         saved = self.loop_depth
         self.loop_depth = 0
-        has_early_return = any(isinstance(s, ast.If) and escapes([s], False) for s in node.body)
+        has_early_return = any(isinstance(s, ast.If) and escapes([s]) for s in node.body)
         if has_early_return:
             single_exit = self._returns_to_assignments(node.body, node)
             if single_exit is not None:
@@ -220,7 +220,7 @@ class _Rewriter(ast.NodeTransformer):
 
     def visit_If(self, node):
         self.generic_visit(node)
-        if escapes(node.body, False) or escapes(node.orelse, False):
+        if escapes(node.body) or escapes(node.orelse):
             return node
         names = assigned_names(node.body + node.orelse)
         then_name, else_name = self._fresh("then"), self._fresh("else")
@@ -246,7 +246,7 @@ class _Rewriter(ast.NodeTransformer):
             and isinstance(node.target, ast.Name)
             and not node.orelse
         )
-        if not is_range or escapes(node.body, False):
+        if not is_range or escapes(node.body):
             return node
         names = [n for n in assigned_names(node.body) if n != node.target.id]
         body_name = self._fresh("for")
@@ -264,7 +264,7 @@ class _Rewriter(ast.NodeTransformer):
         self.loop_depth += 1
         self.generic_visit(node)
         self.loop_depth -= 1
-        if node.orelse or escapes(node.body, False):
+        if node.orelse or escapes(node.body):
             return node
         names = assigned_names(node.body)
         cond_name, body_name = self._fresh("cond"), self._fresh("while")

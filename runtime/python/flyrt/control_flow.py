@@ -6,7 +6,7 @@ import types
 
 from . import dtypes
 from .tracing import current, line
-from .values import Value, constant, convert, logical_not
+from .values import Value, convert, logical_not
 
 
 class Unavailable:
@@ -145,7 +145,7 @@ def _carried(values):
     return carried
 
 
-def _loop(begin, body, values, names, where, what):
+def _loop(begin, values, names, where, what):
     """Traces a loop op, widening carried types the body changes (a carried
     `acc = 0` that the body makes Float32 restarts the trace as Float32)."""
     builder = current().builder
@@ -227,7 +227,7 @@ def for_range(bounds, body_fn, values, names):
         outs = body_fn(Value(arguments[0], index_type), *incoming)
         return op, outs, arguments
 
-    return _loop(begin, body_fn, values, names, where, "for loop")
+    return _loop(begin, values, names, where, "for loop")
 
 
 def while_(cond_fn, body_fn, values, names):
@@ -264,7 +264,7 @@ def while_(cond_fn, body_fn, values, names):
         builder.enter(op, 1)
         return op, body_fn(*after), arguments
 
-    return _loop(begin, body_fn, values, names, where, "while loop")
+    return _loop(begin, values, names, where, "while loop")
 
 
 # -- calls and attributes --------------------------------------------------------

@@ -8,7 +8,6 @@ trace runs (``_inline``: a ``@flyc.jit`` helper is inlined as device code).
 import functools
 import hashlib
 import inspect
-import os
 import time
 import weakref
 from collections import namedtuple
