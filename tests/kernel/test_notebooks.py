@@ -11,11 +11,12 @@ REPO = Path(__file__).resolve().parents[2]
 NOTEBOOKS = REPO / "notebooks"
 
 
-def execute(notebook, tmp_path):
+def execute(notebook, tmp_path, kernel="xflydsl", allow_errors=False):
     """Runs nbconvert as a user would; returns the executed notebook."""
     subprocess.run(
         [sys.executable, "-m", "jupyter", "nbconvert", "--to", "notebook", "--execute",
-         "--ExecutePreprocessor.kernel_name=xflydsl", "--ExecutePreprocessor.timeout=300",
+         f"--ExecutePreprocessor.kernel_name={kernel}", "--ExecutePreprocessor.timeout=300",
+         *(["--allow-errors"] if allow_errors else []),
          "--output-dir", str(tmp_path), str(notebook)],
         check=True, capture_output=True, text=True, cwd=notebook.parent,
     )
@@ -59,6 +60,36 @@ def test_pa_decode_stale_cache_regression_notebook(tmp_path):
     assert "sentinel observed" in outputs_of(code[2])["stream"]["text"]
     assert "compiles=1" in outputs_of(code[3])["stream"]["text"]
     assert "one-cell flow" in outputs_of(code[4])["stream"]["text"]
+
+
+def _flydsl_outcomes(nb):
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    return [outputs_of(cell).get("stream", {}).get("text", "") for cell in code], code
+
+
+def test_flydsl_stale_cache_notebook_under_xflydsl(tmp_path):
+    nb = execute(NOTEBOOKS / "flydsl_stale_cache.ipynb", tmp_path)
+    texts, code = _flydsl_outcomes(nb)
+    assert not any(o.output_type == "error" for c in code for o in c.outputs)
+    assert "flydsl 0.4.2; xflydsl's adapter guarding it: True" in texts[0]
+    assert '.amdgcn_target "amdgcn-amd-amdhsa-unknown-gfx942"' in texts[1]
+    assert "helper reached as flydsl_helpers.scale: sentinel observed" in texts[3]
+    assert "helper put back: no trace: the cached artifact ran" in texts[4]
+    assert "helper reached as a global: sentinel observed" in texts[5]
+    assert "helper put back: no trace: the cached artifact ran" in texts[6]
+    assert "compiles=1, evictions=2" in texts[7]
+
+
+def test_flydsl_stale_cache_notebook_under_ipykernel_shows_the_upstream_bug(tmp_path):
+    """The same notebook in ipykernel, FlyDSL unguarded: the old artifact runs."""
+    nb = execute(NOTEBOOKS / "flydsl_stale_cache.ipynb", tmp_path, kernel="python3", allow_errors=True)
+    texts, code = _flydsl_outcomes(nb)
+    assert "xflydsl's adapter guarding it: False" in texts[0]
+    assert "helper reached as flydsl_helpers.scale: no trace: the cached artifact ran" in texts[3]
+    assert "helper reached as a global: FlyDSL refused: FlyDSL: global 'shift'" in texts[5]
+    assert not any("sentinel observed" in text for text in texts)
+    errors = [o for o in code[-1].outputs if o.output_type == "error"]
+    assert errors and errors[0].evalue == "stale artifact: no trace: the cached artifact ran"
 
 
 def test_helper_edit_workflow_notebook(tmp_path):

@@ -42,6 +42,16 @@ class FactoryLink:
     def name(self):
         return self.function.__qualname__
 
+    def check(self, launcher_name):
+        """Raises StaleLauncherError (after clearing the factory) when the
+        factory that built `launcher_name` changed since."""
+        change = self.change()
+        if change:
+            self.wrapper.cache_clear()
+            raise StaleLauncherError(
+                f"{launcher_name} was built by {self.name}, whose code changed since; call "
+                f"{self.name}(...) again for a launcher built from the new code")
+
     def change(self):
         current = getattr(self.wrapper, "__wrapped__", None)
         if current is not self.function or fingerprint(current) != self.fingerprint:

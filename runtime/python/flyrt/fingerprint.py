@@ -11,6 +11,14 @@ import hashlib
 import types
 
 _code_fingerprints = {}  # id(code) -> (code, fingerprint); the code is kept alive
+_extensions = []  # (class, fingerprinter): objects of other DSLs that wrap a function
+
+
+def register(cls, fingerprinter):
+    """Fingerprint instances of `cls` with `fingerprinter(value, fingerprint)`:
+    for wrappers (another DSL's decorated functions) that stand for the code
+    they wrap rather than for their identity."""
+    _extensions.append((cls, fingerprinter))
 
 
 def _code(code):
@@ -58,6 +66,10 @@ def fingerprint(value, _seen=None):
         seen.add(id(value))
         items = sorted((repr(k), fingerprint(v, seen)) for k, v in value.items())
         return "dict{" + ",".join(f"{k}:{v}" for k, v in items) + "}"
+    for cls, fingerprinter in _extensions:
+        if isinstance(value, cls):
+            seen.add(id(value))
+            return fingerprinter(value, lambda inner: fingerprint(inner, seen))
     wrapped = getattr(value, "__wrapped__", None)
     if isinstance(wrapped, types.FunctionType) and hasattr(value, "_inline"):
         return f"launcher({fingerprint(wrapped, seen)})"  # a @flyc.jit device helper

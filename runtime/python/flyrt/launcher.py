@@ -125,12 +125,8 @@ class JitFunction(_core.Dispatcher):
     _HISTORY = 8  # earlier versions kept per specialization, for A -> B -> A
 
     def _check_factory(self):
-        change = self._factory.change() if self._factory is not None else None
-        if change:
-            self._factory.wrapper.cache_clear()
-            raise factories.StaleLauncherError(
-                f"{self.__qualname__} was built by {self._factory.name}, whose code changed since; call "
-                f"{self._factory.name}(...) again for a launcher built from the new code")
+        if self._factory is not None:
+            self._factory.check(self.__qualname__)
 
     def _revalidate(self, record):
         """The C++ guard saw a change: is the artifact still what this call needs?"""

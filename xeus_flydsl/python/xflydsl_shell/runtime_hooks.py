@@ -6,8 +6,13 @@ are diffed against what every artifact and compile factory was built from,
 and exactly the stale ones are evicted. One short notice says what and why;
 nothing is printed when nothing was evicted. Nothing recompiles here: the
 next call does.
+
+When the real FlyDSL is installed, flyrt's adapter guards its JitFunctions
+too, from the moment the user's code imports it (the kernel itself does not
+import it: that would cost start-up time for notebooks that never use it).
 """
 
+import importlib.util
 import sys
 
 
@@ -45,3 +50,8 @@ def after_cell(code, succeeded):
 def install(hooks):
     hooks.register_before_cell(before_cell)
     hooks.register_after_cell(after_cell)
+    if importlib.util.find_spec("flydsl") is not None:
+        from flyrt import flydsl_adapter
+
+        # A notebook is where globals change: recompile rather than FlyDSL's "restart the process".
+        flydsl_adapter.install_on_import(global_drift="recompile")

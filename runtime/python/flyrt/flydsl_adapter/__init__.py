@@ -1,0 +1,94 @@
+"""flyrt's invalidation engine guarding the real FlyDSL (``pip install flydsl``).
+
+    import flyrt.flydsl_adapter as adapter
+    adapter.install()          # patches FlyDSL's JitFunction in this process
+
+After ``install()``, every ``@flyc.jit`` function records what its traces
+read, is validated before every call, and has all its caches evicted
+together when that changed (and restored when it changes back); the
+``functools.lru_cache`` factory that built it is cleared when the factory's
+code changes; its disk-cache entries are keyed by those dependencies too.
+The xflydsl kernel installs it when the user's code imports ``flydsl``.
+
+``global_drift``: FlyDSL raises when a global its first compile captured
+changes ("restart the process"). ``"raise"`` (the default) keeps that
+contract; ``"recompile"`` (the kernel's choice: a notebook is where globals
+change) evicts and recompiles instead.
+"""
+
+import sys
+import warnings
+
+from .. import fingerprint
+from . import compat
+from .toolchain import use_compile_only
+
+__all__ = ["install", "uninstall", "installed", "handle_of", "install_on_import", "use_compile_only",
+           "UnsupportedFlyDSL"]
+UnsupportedFlyDSL = compat.UnsupportedFlyDSL
+_patches = None
+_GLOBAL_DRIFT = ("raise", "recompile")
+
+
+def install(global_drift="raise"):
+    """Guards FlyDSL's caches in this process. Returns True when installed;
+    False (with a warning saying why) for a FlyDSL release the adapter does not know."""
+    global _patches
+    if global_drift not in _GLOBAL_DRIFT:
+        raise ValueError(f"global_drift={global_drift!r}: expected one of {', '.join(_GLOBAL_DRIFT)}")
+    if _patches is not None:
+        return True
+    import flydsl
+    from flydsl.compiler import jit_function, kernel_function
+
+    from .patches import Patches
+
+    try:
+        compat.check(flydsl, jit_function)
+    except compat.UnsupportedFlyDSL as problem:
+        warnings.warn(str(problem), RuntimeWarning, stacklevel=2)
+        return False
+    _register_fingerprints(jit_function.JitFunction, kernel_function.KernelFunction)
+    _patches = Patches(jit_function, global_drift)
+    _patches.apply()
+    return True
+
+
+def uninstall():
+    """Puts FlyDSL's own methods back (functions guarded so far keep their handles, unused)."""
+    global _patches
+    if _patches is not None:
+        _patches.remove()
+        _patches = None
+
+
+def installed():
+    return _patches is not None
+
+
+def handle_of(jit_function):
+    """The engine's view of a FlyDSL JitFunction (dependencies, cache_info, last_reasons), or None."""
+    from .guarded_jit import handle_of as lookup
+
+    return lookup(jit_function)
+
+
+_registered = set()
+
+
+def _register_fingerprints(*classes):
+    # A FlyDSL function stands for the code it was written with, not for its identity.
+    for cls in classes:
+        if cls not in _registered:
+            _registered.add(cls)
+            fingerprint.register(cls, lambda value, inner: f"flydsl({inner(value._original_func)})")
+
+
+def install_on_import(global_drift="raise"):
+    """Installs now if flydsl is imported, else the moment it is (no import cost before)."""
+    if "flydsl.compiler.jit_function" in sys.modules:
+        install(global_drift)
+        return
+    from .import_hook import after_import
+
+    after_import("flydsl.compiler.jit_function", lambda module: install(global_drift))

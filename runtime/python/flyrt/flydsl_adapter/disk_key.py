@@ -1,0 +1,189 @@
+"""FlyDSL's disk cache, keyed by what each artifact's trace read as well.
+
+FlyDSL names a cache directory after a hash of the function's source and the
+sources its ``co_names`` walk finds, computed once per JitFunction; a helper
+reached any other way (a module attribute, a plain helper edited in place)
+leaves that name unchanged, so ``FLYDSL_RUNTIME_ENABLE_CACHE=1`` could serve
+an artifact of other code, even in a new process. The adapter's cache
+manager (a ``JitCacheManager`` subclass, FlyDSL's files untouched) stores
+each artifact under FlyDSL's key plus a digest of the dependencies its trace
+recorded, and beside it a manifest of those dependencies (module, name,
+fingerprint). A lookup recomputes the fingerprints of each manifest's
+dependencies in this process and reads only an entry whose dependencies all
+match; an artifact whose dependencies cannot be named portably (an object
+known only by identity) is not written to disk at all.
+"""
+
+import contextlib
+import hashlib
+import json
+import re
+import sys
+import time
+import types
+
+from ..dependencies import MISSING, Recorder
+from ..fingerprint import fingerprint
+
+_IDENTITY = re.compile(r"@[0-9a-f]{6,}")
+
+
+def portable_fingerprint(value):
+    """A fingerprint another process computes the same, or None."""
+    if isinstance(value, types.ModuleType):
+        return f"module:{value.__name__}"
+    if isinstance(value, (type, types.BuiltinFunctionType)):
+        module = getattr(value, "__module__", None)
+        if module is None or sys.modules.get(module) is None or "<locals>" in value.__qualname__:
+            return None
+        return f"named:{module}.{value.__qualname__}"
+    printed = fingerprint(value)
+    return None if _IDENTITY.search(printed) else printed
+
+
+def _where(binding):
+    owner = binding.owner
+    if isinstance(owner, type):
+        if "<locals>" in owner.__qualname__:
+            return None
+        return ["class", owner.__module__, owner.__qualname__]
+    return ["module", binding.namespace.get("__name__")]
+
+
+def _namespace(where):
+    """(owner to watch, namespace to read) for a manifest's `where`, or (None, None)."""
+    module = sys.modules.get(where[1])
+    if module is None:
+        return None, None
+    if where[0] == "module":
+        return module.__dict__, module.__dict__
+    owner = module
+    for part in where[2].split("."):
+        owner = getattr(owner, part, None)
+    return (owner, owner.__dict__) if isinstance(owner, type) else (None, None)
+
+
+def describe(recorder):
+    """The manifest of one trace's dependencies, or None if one is not portable:
+    [kind, where, name, fingerprint] for each binding read and function run."""
+    specs = []
+    for binding in recorder.bindings.values():
+        specs.append(["binding", _where(binding), binding.name, portable_fingerprint(binding.value)])
+    for function in recorder.functions.values():
+        # A nested function's code is part of its enclosing function's (and FlyDSL's own key).
+        where = None if "<locals>" in function.__qualname__ else ["module", function.__module__]
+        specs.append(["function", where, function.__qualname__, portable_fingerprint(function)])
+    if any(where is None or printed is None for _, where, _, printed in specs):
+        return None
+    return sorted(specs)
+
+
+def _current(kind, where, name):
+    _, namespace = _namespace(where)
+    if namespace is None:
+        return MISSING
+    if kind == "binding":
+        return namespace.get(name, MISSING)
+    value = namespace.get(name.split(".")[0], MISSING)
+    for part in name.split(".")[1:]:
+        value = getattr(value, part, MISSING)
+    return getattr(value, "__wrapped__", value)  # a factory: the function its lru_cache wraps
+
+
+def _holds(specs):
+    """Every dependency in `specs` has, in this process, the fingerprint it had then."""
+    for kind, where, name, printed in specs:
+        value = _current(kind, where, name)
+        if value is MISSING or portable_fingerprint(value) != printed:
+            return False
+    return True
+
+
+def recorder_from(specs):
+    """The dependencies a manifest names, as they are in this process (they hold)."""
+    recorder = Recorder()
+    for kind, where, name, _ in specs:
+        value = _current(kind, where, name)
+        if kind == "binding":
+            owner, namespace = _namespace(where)
+            recorder.read(owner, namespace, name, value)
+        else:
+            recorder.function(value)
+    return recorder
+
+
+def _digest(specs):
+    return hashlib.sha256(json.dumps(specs).encode()).hexdigest()[:16]
+
+
+def manager_class(jit_cache_manager):
+    class FoldedCacheManager(jit_cache_manager):
+        """FlyDSL's JitCacheManager, its keys extended by the dependency digest."""
+
+        def __init__(self, cache_dir, handle):
+            super().__init__(cache_dir)
+            self._handle = handle
+
+        def _manifest_file(self, cache_key):
+            return self.cache_dir / f"{self._safe_key(cache_key)}.flyrt-deps.json"
+
+        def _manifests(self, cache_key):
+            try:
+                return json.loads(self._manifest_file(cache_key).read_text())
+            except (OSError, ValueError):
+                return []  # none yet, or unreadable: a miss, rebuilt and rewritten
+
+        def get(self, cache_key):
+            for manifest in reversed(self._manifests(cache_key)):
+                specs = manifest.get("deps", []) if isinstance(manifest, dict) else []
+                if not _holds(specs):
+                    continue
+                start = time.perf_counter()
+                value = super().get(f"{cache_key}|flyrt-deps={manifest.get('digest')}")
+                if value is not None:
+                    # No trace ran: what it depends on comes from the manifest.
+                    self._handle.traced(recorder_from(specs), (time.perf_counter() - start) * 1e3, "disk cache")
+                    return value
+            return None
+
+        @contextlib.contextmanager
+        def compile_lock(self, cache_key, *, accept_cached=None):
+            # FlyDSL's lock on the plain key serializes compiles across
+            # processes; entries are only ever read and written folded.
+            with super().compile_lock(cache_key, accept_cached=lambda value: False):
+                existing = self.get(cache_key)
+                if existing is not None and (accept_cached is None or accept_cached(existing)):
+                    yield existing, None
+                else:
+                    yield None, lambda value: self._store(cache_key, value)
+
+        def _store(self, cache_key, value):
+            trace = self._handle.latest_trace
+            specs = describe(trace) if trace is not None else None
+            if specs is None:
+                return
+            digest = _digest(specs)
+            folded = f"{cache_key}|flyrt-deps={digest}"
+            self._write_cache_file(self._cache_file(folded), value)
+            self.memory_cache[folded] = value
+            manifests = [m for m in self._manifests(cache_key) if isinstance(m, dict) and m.get("digest") != digest]
+            manifests.append({"digest": digest, "deps": specs})
+            temporary = self._manifest_file(cache_key).with_suffix(".tmp")
+            temporary.write_text(json.dumps(manifests))
+            temporary.replace(self._manifest_file(cache_key))
+
+    return FoldedCacheManager
+
+
+_folded_class = None
+
+
+def fold(jit_function, handle):
+    """After FlyDSL chose this function's cache manager: ours, on the same directory."""
+    global _folded_class
+    manager = jit_function.cache_manager
+    if manager is None or getattr(manager, "_handle", None) is not None:
+        return
+    if _folded_class is None:
+        _folded_class = manager_class(type(manager))
+    jit_function.cache_manager = _folded_class(manager.cache_dir, handle)

@@ -1,0 +1,168 @@
+"""One FlyDSL JitFunction as flyrt's invalidation engine sees it.
+
+The handle keeps what the JitFunction's traces read (one dependency record
+for all its specializations, since FlyDSL's caches describe one version of
+the code), checks it before every call with flyrt's C++ guard, and when
+something the traces read changed, takes all of FlyDSL's caches out together
+and keeps them as history: changing the code back (A -> B -> A) puts A's
+artifacts back without compiling. Like flyrt's own launchers, it is
+registered with ``flyrt.invalidation`` so the kernel's after-cell sweep
+evicts eagerly and says why.
+"""
+
+import time
+import weakref
+
+from .. import compile_log, invalidation
+from ..dependencies import DependencyRecord, Recorder
+from ..launcher import CacheInfo
+from . import jit_caches
+
+_handles = weakref.WeakKeyDictionary()  # JitFunction -> GuardedJit
+
+
+class _EntryView:
+    """What ``%flydsl why`` and ``%flydsl graph`` read of a cached artifact."""
+
+    __slots__ = ("record", "guard")
+
+    def __init__(self, record):
+        self.record = record
+        self.guard = record.guard if record is not None else None
+
+
+class GuardedJit:
+    HISTORY = 8  # earlier versions kept, for A -> B -> A
+
+    def __init__(self, jit_function, factory, global_drift):
+        self._jit_function = weakref.ref(jit_function)  # the handle must not keep it alive
+        original = jit_function._original_func
+        self.__name__ = original.__name__
+        self.__qualname__ = original.__qualname__
+        self.__module__ = original.__module__
+        self._factory = factory  # flyrt.factories.FactoryLink of the lru_cache that built it, or None
+        self._global_drift = global_drift
+        self._recorder = None  # every read of the traces since the last eviction
+        self.record = None
+        self.latest_trace = None  # Recorder of the latest trace alone (disk-cache key)
+        self._history = []  # [(DependencyRecord, caches)], oldest first
+        self.last_reasons = None
+        self.calls = self.traces = self.loads = self.evictions = 0
+        invalidation.register(self)
+
+    def __repr__(self):
+        return f"<flyrt guard of FlyDSL jit {self.__qualname__}>"
+
+    # -- before every top-level call -------------------------------------------
+
+    def before_call(self, jit_function):
+        self.calls += 1
+        if self._factory is not None:
+            self._factory.check(self.__qualname__)
+        if self.record is not None and not self.record.guard.holds():
+            reasons = self.record.changes()
+            if not reasons:
+                self.record.refresh()
+            else:
+                if self._global_drift == "raise":
+                    _check_flydsl_drift(jit_function)
+                self._evict(jit_function, reasons)
+        if self.record is None and self._history:
+            self._restore_match(jit_function)
+
+    def _evict(self, jit_function, reasons):
+        self._history.append((self.record, jit_caches.take(jit_function)))
+        del self._history[: -self.HISTORY]
+        self._recorder = self.record = None
+        self.last_reasons = reasons
+        self.evictions += 1
+
+    def _restore_match(self, jit_function):
+        start = time.perf_counter()
+        for index in range(len(self._history) - 1, -1, -1):
+            record, caches = self._history[index]
+            if record.changes():
+                continue
+            del self._history[index]
+            record.refresh()
+            jit_caches.put(jit_function, caches)
+            self.record = record
+            self._recorder = _recorder_of(record)
+            compile_log.record(compile_log.CompileRecord(
+                self.__qualname__, "all specializations", "dependencies match an earlier version",
+                (time.perf_counter() - start) * 1e3, "reused"))
+            return
+
+    # -- around every trace ----------------------------------------------------
+
+    def traced(self, recorder, milliseconds, source="compiled"):
+        """A trace finished (or a disk-cache entry was loaded): what it read joins the record."""
+        if source == "compiled":
+            self.traces += 1
+            self.latest_trace = recorder
+        else:
+            self.loads += 1
+        if self._factory is not None:
+            recorder.function(self._factory.function)  # its code built this JitFunction
+        if self._recorder is None:
+            self._recorder = Recorder()
+        self._recorder.functions.update(recorder.functions)
+        for key, binding in recorder.bindings.items():
+            self._recorder.bindings.setdefault(key, binding)
+        reason = ("recompiled: " + "; ".join(self.last_reasons) if self.last_reasons and self.record is None
+                  else "first call" if self.traces + self.loads == 1 else "new specialization")
+        self.record = DependencyRecord(self._recorder, self.__qualname__)
+        compile_log.record(compile_log.CompileRecord(self.__qualname__, "FlyDSL", reason, milliseconds, source))
+
+    # -- the engine's launcher interface (sweep, magics) ------------------------
+
+    def sweep(self):
+        jit_function = self._jit_function()
+        if jit_function is None or self.record is None or self.record.guard.holds():
+            return []
+        reasons = self.record.changes()
+        if not reasons:
+            self.record.refresh()
+            return []
+        self._evict(jit_function, reasons)
+        return reasons
+
+    def cache_info(self):
+        jit_function = self._jit_function()
+        size = jit_caches.artifact_count(jit_function) if jit_function is not None else 0
+        misses = self.traces + self.loads
+        return CacheInfo(self.calls - misses, misses, self.traces, self.evictions, size)
+
+    def cache_clear(self):
+        jit_function = self._jit_function()
+        if jit_function is not None:
+            jit_caches.take(jit_function)
+        self._history.clear()
+        self._recorder = self.record = None
+
+    def _entries(self):
+        return [("all specializations", _EntryView(self.record))] if self.record is not None else []
+
+
+def _recorder_of(record):
+    recorder = Recorder()
+    recorder.functions = {id(f): f for f in record.functions}
+    recorder.bindings = {(id(b.namespace), b.name): b for b in record.bindings}
+    return recorder
+
+
+def _check_flydsl_drift(jit_function):
+    """FlyDSL's own contract: a global its first compile captured raises when it changes."""
+    for owner_cls in list(jit_function._used_global_vals):
+        jit_function._check_globals_drift(owner_cls)
+
+
+def handle_of(jit_function):
+    return _handles.get(jit_function)
+
+
+def attach(jit_function, factory, global_drift):
+    handle = _handles.get(jit_function)
+    if handle is None:
+        handle = _handles[jit_function] = GuardedJit(jit_function, factory, global_drift)
+    return handle

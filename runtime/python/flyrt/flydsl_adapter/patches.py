@@ -1,0 +1,79 @@
+"""The four JitFunction methods the adapter wraps, and nothing else.
+
+- ``__init__``: notes the ``functools.lru_cache`` factory whose running call
+  defines the function (before FlyDSL's AST rewriter replaces its code).
+- ``_compile_or_execute`` (behind ``__call__``, ``flyc.compile`` and
+  compile-only calls): validates the dependencies before FlyDSL looks at its
+  caches; nested calls made while another function traces pass straight
+  through.
+- ``_trace_and_compile``: records what the user's code reads while it traces.
+- ``_ensure_cache_manager``: folds the dependency fingerprint into the disk
+  cache (``disk_key``).
+
+Each wrapper calls FlyDSL's own method; ``remove()`` puts the originals back.
+"""
+
+import functools
+import time
+
+from .. import factories
+from ..dependencies import Recorder
+from . import disk_key, guarded_jit
+from .trace_recorder import TraceRecorder
+
+
+class Patches:
+    def __init__(self, jit_function_module, global_drift):
+        self._module = jit_function_module
+        self._cls = jit_function_module.JitFunction
+        self._global_drift = global_drift
+        self._originals = {}
+
+    def apply(self):
+        cls, ir, drift = self._cls, self._module.ir, self._global_drift
+        init = self._wrap("__init__")
+        compile_or_execute = self._wrap("_compile_or_execute")
+        trace_and_compile = self._wrap("_trace_and_compile")
+        ensure_cache_manager = self._wrap("_ensure_cache_manager")
+
+        @functools.wraps(init)
+        def __init__(self, func, *args, **kwargs):
+            factory = factories.creator_of(func)  # before FlyDSL rewrites func.__code__
+            init(self, func, *args, **kwargs)
+            guarded_jit.attach(self, factory, drift)
+
+        @functools.wraps(compile_or_execute)
+        def _compile_or_execute(self, *args, **kwargs):
+            if ir.Context.current is not None:  # inlined into another trace
+                return compile_or_execute(self, *args, **kwargs)
+            guarded_jit.attach(self, None, drift).before_call(self)
+            return compile_or_execute(self, *args, **kwargs)
+
+        @functools.wraps(trace_and_compile)
+        def _trace_and_compile(self, *args, **kwargs):
+            recorder = Recorder()
+            start = time.perf_counter()
+            with TraceRecorder(recorder):
+                traced = trace_and_compile(self, *args, **kwargs)
+            guarded_jit.attach(self, None, drift).traced(recorder, (time.perf_counter() - start) * 1e3)
+            return traced
+
+        @functools.wraps(ensure_cache_manager)
+        def _ensure_cache_manager(self, *args, **kwargs):
+            ensure_cache_manager(self, *args, **kwargs)
+            disk_key.fold(self, guarded_jit.attach(self, None, drift))
+
+        for name, wrapper in (("__init__", __init__), ("_compile_or_execute", _compile_or_execute),
+                              ("_trace_and_compile", _trace_and_compile),
+                              ("_ensure_cache_manager", _ensure_cache_manager)):
+            setattr(cls, name, wrapper)
+
+    def _wrap(self, name):
+        original = self._cls.__dict__[name]
+        self._originals[name] = original
+        return original
+
+    def remove(self):
+        for name, original in self._originals.items():
+            setattr(self._cls, name, original)
+        self._originals.clear()
