@@ -105,5 +105,7 @@ class TraceRecorder:
             self._recorder.attribute(base, name, value)
         else:
             return
-        if isinstance(value, (types.ModuleType, type)):
+        if isinstance(value, types.FunctionType):
+            self._recorder.function(value)  # a plain helper: its code may change in place
+        elif isinstance(value, (types.ModuleType, type)):
             self._last_loaded[key] = value

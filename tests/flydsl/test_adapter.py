@@ -1,0 +1,282 @@
+"""flyrt's engine guarding PyPI's FlyDSL, in one process (compile-only, gfx942).
+
+Each scenario checks what FlyDSL really traced (a sentinel helper raises when
+traced; counts of traces) and what it kept (its artifacts, by identity)."""
+
+import importlib
+import itertools
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import warnings
+from pathlib import Path
+
+import pytest
+
+flydsl = pytest.importorskip("flydsl", reason="the real FlyDSL is not installed")
+torch = pytest.importorskip("torch")
+
+import flydsl.compiler as flyc  # noqa: E402
+
+import flyrt.flydsl_adapter as adapter  # noqa: E402
+from flyrt import factories, invalidation  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[2]
+_counter = itertools.count()
+
+HEADER = """
+import functools
+import flydsl.compiler as flyc
+import flydsl.expr as fx
+"""
+
+# The factory-built launcher of upstream's PA decode, reduced: one kernel, two helpers.
+FACTORY = """
+@flyc.jit
+def scale(x):
+    return x * 2.0
+
+
+def offset(x):
+    return x + 1.0
+
+
+UNUSED = 1
+
+
+@functools.lru_cache(maxsize=None)
+def compile_launch(block: int):
+    @flyc.kernel
+    def kernel(A: fx.Tensor, C: fx.Tensor):
+        i = fx.block_idx.x * block + fx.thread_idx.x
+        C[i] = offset(scale(A[i]))
+
+    @flyc.jit
+    def launch(A: fx.Tensor, C: fx.Tensor, n: fx.Constexpr[int]):
+        kernel(A, C).launch(grid=(n // block, 1, 1), block=(block, 1, 1))
+
+    return launch
+"""
+
+
+@pytest.fixture(autouse=True)
+def compile_only(tmp_path, monkeypatch):
+    adapter.use_compile_only("gfx942")
+    monkeypatch.setenv("FLYDSL_RUNTIME_CACHE_DIR", str(tmp_path / "flydsl-cache"))
+    assert adapter.install(global_drift="recompile")
+
+
+@pytest.fixture
+def make_module(tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+    def make(body=FACTORY):
+        name = f"flydsl_user_mod_{next(_counter)}"
+        (tmp_path / f"{name}.py").write_text(HEADER + textwrap.dedent(body))
+        importlib.invalidate_caches()
+        return importlib.import_module(name)
+
+    return make
+
+
+def launch_once(module, block=64):
+    launcher = module.compile_launch(block)
+    launcher(torch.ones(256), torch.empty(256), 256)
+    return launcher
+
+
+@flyc.jit
+def sentinel(x):
+    raise RuntimeError("SENTINEL traced")
+
+
+def artifacts(launcher):
+    return list(launcher._mem_cache.values())
+
+
+def test_vector_add_compiles_to_gfx942_assembly(tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(REPO / "notebooks"))
+    monkeypatch.setenv("FLYDSL_DEBUG_DUMP_ASM", "1")
+    monkeypatch.setenv("FLYDSL_DUMP_DIR", str(tmp_path / "dump"))
+    from kernels.flydsl_vector_add import vector_add
+
+    vector_add(torch.ones(1024), torch.ones(1024), torch.empty(1024), 1024)
+    isa = next((tmp_path / "dump").rglob("*final_isa.s")).read_text()
+    assert '.amdgcn_target "amdgcn-amd-amdhsa-unknown-gfx942"' in isa
+    assert isa.count("global_load_dword ") == 2 and "v_add_f32" in isa and "global_store_dword" in isa
+    assert "s_endpgm" in isa
+
+
+def test_helper_swapped_through_a_module_attribute_is_traced_and_restoring_reuses(make_module):
+    helpers = make_module("@flyc.jit\ndef scale(x):\n    return x * 2.0\n")
+    module = make_module(f"import {helpers.__name__}\n" + FACTORY.replace(
+        "C[i] = offset(scale(A[i]))", f"C[i] = {helpers.__name__}.scale(A[i])"))
+    launcher = launch_once(module)
+    baseline = artifacts(launcher)
+    guard = adapter.handle_of(launcher)
+    assert guard.cache_info().compiles == 1
+
+    original, helpers.scale = helpers.scale, sentinel
+    with pytest.raises(RuntimeError, match="SENTINEL traced"):
+        launch_once(module)
+    assert any("'scale' in module" in reason for reason in guard.last_reasons)
+
+    helpers.scale = original
+    assert launch_once(module) is launcher
+    assert artifacts(launcher) == baseline and all(a is b for a, b in zip(artifacts(launcher), baseline))
+    assert guard.cache_info().compiles == 1  # the sentinel's trace failed; nothing else compiled
+
+
+def test_global_helper_rebound_recompiles_or_raises_as_flydsl_would(make_module):
+    module = make_module()
+    launch_once(module)
+    module.scale = sentinel
+    with pytest.raises(RuntimeError, match="SENTINEL traced"):
+        launch_once(module)
+
+    adapter.uninstall()
+    assert adapter.install(global_drift="raise")
+    try:
+        strict = make_module()
+        launch_once(strict)
+        strict.scale = sentinel
+        with pytest.raises(RuntimeError, match="global 'scale' .* changed since first compile"):
+            launch_once(strict)
+    finally:
+        adapter.uninstall()
+
+
+def test_plain_helper_edited_in_place_is_traced_again(make_module):
+    module = make_module()
+    launcher = launch_once(module)
+
+    def offset(x):
+        raise RuntimeError("SENTINEL traced")
+
+    module.offset.__code__ = offset.__code__  # what a reload in place does to a function
+    with pytest.raises(RuntimeError, match="SENTINEL traced"):
+        launch_once(module)
+    assert any("function offset" in reason for reason in adapter.handle_of(launcher).last_reasons)
+
+
+def test_a_change_nothing_traced_read_keeps_the_artifact(make_module):
+    module = make_module()
+    launcher = launch_once(module)
+    baseline = artifacts(launcher)
+    module.UNUSED = 2
+    module.brand_new_global = object()
+    launch_once(module)
+    assert artifacts(launcher) == baseline
+    info = adapter.handle_of(launcher).cache_info()
+    assert (info.compiles, info.evictions, info.hits) == (1, 0, 1)
+
+
+def test_a_changed_lru_cache_factory_is_cleared_and_its_old_launcher_refuses(make_module):
+    module = make_module()
+    old = launch_once(module)
+    variant = make_module(FACTORY.replace("block=(block, 1, 1)", "block=(block, 1, 1), smem=0"))
+    module.compile_launch.__wrapped__.__code__ = variant.compile_launch.__wrapped__.__code__
+
+    notices = dict(invalidation.sweep())
+    assert any(what == "compile factory compile_launch" for what in notices)
+    assert module.compile_launch.cache_info().currsize == 0
+    with pytest.raises(factories.StaleLauncherError, match="compile_launch, whose code changed"):
+        old(torch.ones(256), torch.empty(256), 256)
+    assert launch_once(module) is not old
+
+
+def test_a_failed_trace_keeps_nothing_and_the_fix_compiles(make_module):
+    module = make_module(FACTORY.replace("return x + 1.0", "return x + undefined_name"))
+    with pytest.raises(NameError, match="undefined_name"):
+        launch_once(module)
+    module.undefined_name = 1.0
+    launcher = launch_once(module)
+    assert adapter.handle_of(launcher).cache_info().compiles == 1
+
+
+def test_a_debugger_trace_function_survives_a_trace(make_module):
+    events = []
+
+    def debugger(frame, event, arg):
+        events.append(event)
+        return None
+
+    sys.settrace(debugger)
+    try:
+        launch_once(make_module())
+        assert sys.gettrace() is debugger
+    finally:
+        sys.settrace(None)
+    assert "call" in events
+
+
+def test_an_unknown_flydsl_release_is_left_alone_with_a_clear_warning(monkeypatch):
+    adapter.uninstall()
+    monkeypatch.setattr(flydsl, "__version__", "0.9.0")
+    from flydsl.compiler import jit_function
+
+    before = dict(vars(jit_function.JitFunction))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert adapter.install() is False
+    assert "knows flydsl 0.4.2, not 0.9.0" in str(caught[0].message)
+    assert dict(vars(jit_function.JitFunction)) == before
+    assert not adapter.installed()
+
+
+DISK_SCRIPT = """
+import hashlib, json, sys
+import torch
+import flyrt.flydsl_adapter as adapter
+adapter.use_compile_only("gfx942")
+adapter.install()
+import flydsl.compiler as flyc
+import disk_helpers, disk_factory
+
+@flyc.jit
+def tripled(x):
+    return x * 3.0
+
+def run():
+    launcher(torch.ones(256), torch.empty(256), 256)
+    artifact = launcher._mem_cache[next(iter(launcher._mem_cache))]
+    code = hashlib.sha256(artifact._ir_text.encode()).hexdigest()  # holds the gfx942 code object
+    return {"traces": guard.traces, "loads": guard.loads, "code": code}
+
+if sys.argv[1] == "triple":
+    disk_helpers.scale = tripled
+launcher = disk_factory.compile_launch(64)
+guard = adapter.handle_of(launcher)
+steps = [run()]
+if len(sys.argv) > 2:
+    disk_helpers.scale = tripled
+    steps.append(run())
+print(json.dumps(steps))
+"""
+
+
+def test_disk_cache_entries_are_keyed_by_what_their_trace_read(tmp_path):
+    """FlyDSL's own key misses a helper reached as a module attribute; ours does not."""
+    (tmp_path / "disk_helpers.py").write_text(HEADER + "\n@flyc.jit\ndef scale(x):\n    return x * 2.0\n")
+    (tmp_path / "disk_factory.py").write_text("import disk_helpers\n" + HEADER + FACTORY.replace(
+        "C[i] = offset(scale(A[i]))", "C[i] = disk_helpers.scale(A[i])"))
+    (tmp_path / "script.py").write_text(DISK_SCRIPT)
+    env = dict(os.environ, FLYDSL_RUNTIME_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=str(tmp_path))
+
+    def run(*args):
+        done = subprocess.run([sys.executable, "script.py", *args], cwd=tmp_path, env=env,
+                              capture_output=True, text=True, check=True)
+        return json.loads(done.stdout.strip().splitlines()[-1])
+
+    double, = run("double")
+    triple, = run("triple")
+    assert (double["traces"], double["loads"], triple["traces"], triple["loads"]) == (1, 0, 1, 0)
+    assert double["code"] != triple["code"]  # triple did not get double's artifact
+    # Both from disk; and guarded after a load: the manifest names what the artifact read.
+    loaded, swapped = run("double", "swap")
+    assert loaded == {**double, "traces": 0, "loads": 1}
+    assert swapped == {**triple, "traces": 0, "loads": 2}
+    manifests = list((tmp_path / "cache").rglob("*.flyrt-deps.json"))
+    assert len(manifests) == 1 and len(json.loads(manifests[0].read_text())) == 2

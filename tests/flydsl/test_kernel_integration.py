@@ -1,0 +1,75 @@
+"""The xflydsl kernel guards real FlyDSL from the moment a cell imports it:
+a helper edited in its module file is reloaded, the launcher built from the
+old helper is evicted with a notice, and the next launch traces the new code."""
+
+import textwrap
+
+import pytest
+
+pytest.importorskip("flydsl", reason="the real FlyDSL is not installed")
+
+HELPERS = """
+import flydsl.compiler as flyc
+
+
+@flyc.jit
+def scale(x):
+    return x * 2.0
+"""
+
+FACTORY = """
+import functools
+import flydsl.compiler as flyc
+import flydsl.expr as fx
+import {helpers}
+
+
+@functools.lru_cache(maxsize=None)
+def compile_launch(block: int):
+    @flyc.kernel
+    def kernel(A: fx.Tensor, C: fx.Tensor):
+        i = fx.block_idx.x * block + fx.thread_idx.x
+        C[i] = {helpers}.scale(A[i])
+
+    @flyc.jit
+    def launch(A: fx.Tensor, C: fx.Tensor, n: fx.Constexpr[int]):
+        kernel(A, C).launch(grid=(n // block, 1, 1), block=(block, 1, 1))
+
+    return launch
+"""
+
+LAUNCH = "m.compile_launch(64)(torch.ones(256), torch.empty(256), 256)"
+
+
+def run(kernel, code, status="ok"):
+    reply, outputs = kernel.execute(code)
+    assert reply["status"] == status, reply
+    return reply, kernel.stdout(outputs)
+
+
+def test_helper_edited_in_its_file_is_reloaded_evicted_and_traced_again(kernel, tmp_path):
+    helpers = tmp_path / "kflydsl_helpers.py"
+    helpers.write_text(HELPERS)
+    (tmp_path / "kflydsl_factory.py").write_text(FACTORY.format(helpers="kflydsl_helpers"))
+    run(kernel, textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(tmp_path)!r})
+        import flyrt.flydsl_adapter as adapter
+        adapter.use_compile_only("gfx942")
+        import os; os.environ["FLYDSL_RUNTIME_CACHE_DIR"] = {str(tmp_path / "cache")!r}
+        import torch
+        import kflydsl_factory as m
+        {LAUNCH}
+        print("guarded:", adapter.installed())"""))
+    _, text = run(kernel, "%flydsl status")
+    assert "compile_launch.<locals>.launch" in text
+
+    helpers.write_text(HELPERS.replace("return x * 2.0", 'raise RuntimeError("SENTINEL traced")'))
+    reply, text = run(kernel, LAUNCH, status="error")
+    assert "flyrt: reloaded edited module kflydsl_helpers" in text
+    assert "flyrt: evicted launcher compile_launch.<locals>.launch: 'scale' in module kflydsl_helpers" in text
+    assert reply["ename"] == "RuntimeError" and "SENTINEL traced" in reply["evalue"]
+
+    helpers.write_text(HELPERS.replace("2.0", "4.0"))
+    _, text = run(kernel, LAUNCH + "\nprint(adapter.handle_of(m.compile_launch(64)).cache_info())")
+    assert "compiles=2" in text  # the baseline and the 4.0 version; the sentinel's trace failed
