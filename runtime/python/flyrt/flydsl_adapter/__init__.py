@@ -27,15 +27,16 @@ __all__ = ["install", "uninstall", "installed", "handle_of", "install_on_import"
            "UnsupportedFlyDSL"]
 UnsupportedFlyDSL = compat.UnsupportedFlyDSL
 _patches = None
-_GLOBAL_DRIFT = ("raise", "recompile")
 
 
 def install(global_drift="raise"):
-    """Guards FlyDSL's caches in this process. Returns True when installed;
-    False (with a warning saying why) for a FlyDSL release the adapter does not know."""
+    """Guards FlyDSL's caches in this process (again: sets `global_drift`).
+    Returns True when installed; False (with a warning saying why) for a
+    FlyDSL release the adapter does not know."""
     global _patches
-    if global_drift not in _GLOBAL_DRIFT:
-        raise ValueError(f"global_drift={global_drift!r}: expected one of {', '.join(_GLOBAL_DRIFT)}")
+    from .guarded_jit import set_global_drift
+
+    set_global_drift(global_drift)
     if _patches is not None:
         return True
     import flydsl
@@ -49,7 +50,7 @@ def install(global_drift="raise"):
         warnings.warn(str(problem), RuntimeWarning, stacklevel=2)
         return False
     _register_fingerprints(jit_function.JitFunction, kernel_function.KernelFunction)
-    _patches = Patches(jit_function, global_drift)
+    _patches = Patches(jit_function)
     _patches.apply()
     return True
 

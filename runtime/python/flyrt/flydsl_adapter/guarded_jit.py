@@ -19,6 +19,15 @@ from ..launcher import CacheInfo
 from . import jit_caches
 
 _handles = weakref.WeakKeyDictionary()  # JitFunction -> GuardedJit
+GLOBAL_DRIFT = ("raise", "recompile")
+_global_drift = "raise"
+
+
+def set_global_drift(mode):
+    global _global_drift
+    if mode not in GLOBAL_DRIFT:
+        raise ValueError(f"global_drift={mode!r}: expected one of {', '.join(GLOBAL_DRIFT)}")
+    _global_drift = mode
 
 
 class _EntryView:
@@ -34,14 +43,13 @@ class _EntryView:
 class GuardedJit:
     HISTORY = 8  # earlier versions kept, for A -> B -> A
 
-    def __init__(self, jit_function, factory, global_drift):
+    def __init__(self, jit_function, factory):
         self._jit_function = weakref.ref(jit_function)  # the handle must not keep it alive
         original = jit_function._original_func
         self.__name__ = original.__name__
         self.__qualname__ = original.__qualname__
         self.__module__ = original.__module__
         self._factory = factory  # flyrt.factories.FactoryLink of the lru_cache that built it, or None
-        self._global_drift = global_drift
         self._recorder = None  # every read of the traces since the last eviction
         self.record = None
         self.latest_trace = None  # Recorder of the latest trace alone (disk-cache key)
@@ -64,7 +72,7 @@ class GuardedJit:
             if not reasons:
                 self.record.refresh()
             else:
-                if self._global_drift == "raise":
+                if _global_drift == "raise":
                     _check_flydsl_drift(jit_function)
                 self._evict(jit_function, reasons)
         if self.record is None and self._history:
@@ -161,8 +169,8 @@ def handle_of(jit_function):
     return _handles.get(jit_function)
 
 
-def attach(jit_function, factory, global_drift):
+def attach(jit_function, factory=None):
     handle = _handles.get(jit_function)
     if handle is None:
-        handle = _handles[jit_function] = GuardedJit(jit_function, factory, global_drift)
+        handle = _handles[jit_function] = GuardedJit(jit_function, factory)
     return handle

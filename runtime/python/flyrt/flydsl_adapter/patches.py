@@ -23,14 +23,13 @@ from .trace_recorder import TraceRecorder
 
 
 class Patches:
-    def __init__(self, jit_function_module, global_drift):
+    def __init__(self, jit_function_module):
         self._module = jit_function_module
         self._cls = jit_function_module.JitFunction
-        self._global_drift = global_drift
         self._originals = {}
 
     def apply(self):
-        cls, ir, drift = self._cls, self._module.ir, self._global_drift
+        cls, ir = self._cls, self._module.ir
         init = self._wrap("__init__")
         compile_or_execute = self._wrap("_compile_or_execute")
         trace_and_compile = self._wrap("_trace_and_compile")
@@ -40,13 +39,13 @@ class Patches:
         def __init__(self, func, *args, **kwargs):
             factory = factories.creator_of(func)  # before FlyDSL rewrites func.__code__
             init(self, func, *args, **kwargs)
-            guarded_jit.attach(self, factory, drift)
+            guarded_jit.attach(self, factory)
 
         @functools.wraps(compile_or_execute)
         def _compile_or_execute(self, *args, **kwargs):
             if ir.Context.current is not None:  # inlined into another trace
                 return compile_or_execute(self, *args, **kwargs)
-            guarded_jit.attach(self, None, drift).before_call(self)
+            guarded_jit.attach(self).before_call(self)
             return compile_or_execute(self, *args, **kwargs)
 
         @functools.wraps(trace_and_compile)
@@ -55,13 +54,13 @@ class Patches:
             start = time.perf_counter()
             with TraceRecorder(recorder):
                 traced = trace_and_compile(self, *args, **kwargs)
-            guarded_jit.attach(self, None, drift).traced(recorder, (time.perf_counter() - start) * 1e3)
+            guarded_jit.attach(self).traced(recorder, (time.perf_counter() - start) * 1e3)
             return traced
 
         @functools.wraps(ensure_cache_manager)
         def _ensure_cache_manager(self, *args, **kwargs):
             ensure_cache_manager(self, *args, **kwargs)
-            disk_key.fold(self, guarded_jit.attach(self, None, drift))
+            disk_key.fold(self, guarded_jit.attach(self))
 
         for name, wrapper in (("__init__", __init__), ("_compile_or_execute", _compile_or_execute),
                               ("_trace_and_compile", _trace_and_compile),
