@@ -347,6 +347,20 @@ def test_ipywidgets_open_a_widget_comm_and_sync_state(kernel):
 # -- interrupt and restart -------------------------------------------------------
 
 
+def test_an_idle_interrupt_caught_by_a_thread_a_cell_started_is_dropped(fresh_kernel):
+    # Threads started while a cell runs (thread pools of numpy, torch, flyrt)
+    # inherit the cell's open SIGINT mask; an idle interrupt may land there.
+    fresh_kernel.execute("import threading, time\n"
+                         "worker = threading.Thread(target=time.sleep, args=(30,), daemon=True)\n"
+                         "worker.start(); state = 41")
+    for _ in range(3):
+        fresh_kernel.km.interrupt_kernel()
+        time.sleep(0.2)
+    reply, outputs = fresh_kernel.execute("state + 1")
+    assert reply["status"] == "ok", reply
+    assert of_type(outputs, "execute_result")[0]["data"]["text/plain"] == "42"
+
+
 def test_interrupt_a_busy_cell_keeps_the_kernel_and_its_state(fresh_kernel):
     fresh_kernel.execute("state = 41")
     fresh_kernel.km.interrupt_kernel()  # while idle: harmless

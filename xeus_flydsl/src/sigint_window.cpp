@@ -18,6 +18,17 @@ sigset_t sigint_set()
     return set;
 }
 
+// Python's handler may have recorded a SIGINT (delivered to a thread that
+// Python code started while a window was open, so it inherited the open
+// mask) that it has not acted on yet: it belongs to no request.
+void discard_recorded_signals()
+{
+    if (PyErr_CheckSignals() != 0)
+    {
+        PyErr_Clear();
+    }
+}
+
 } // namespace
 
 void block_sigint()
@@ -43,6 +54,7 @@ bool drop_pending_sigint()
 sigint_window::sigint_window()
 {
     drop_pending_sigint();
+    discard_recorded_signals();
     const sigset_t set = sigint_set();
     pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
 }
@@ -51,11 +63,7 @@ sigint_window::~sigint_window()
 {
     const sigset_t set = sigint_set();
     pthread_sigmask(SIG_BLOCK, &set, nullptr);
-    // Python's handler may have recorded a signal it has not acted on yet.
-    if (PyErr_CheckSignals() != 0)
-    {
-        PyErr_Clear();
-    }
+    discard_recorded_signals();
 }
 
 } // namespace xflydsl

@@ -53,6 +53,8 @@ def fingerprint(value, _seen=None):
         ]) + ")"
     if isinstance(value, (staticmethod, classmethod)):
         return f"{type(value).__name__}({fingerprint(value.__func__, seen)})"
+    if isinstance(value, functools._lru_cache_wrapper):  # a compile factory stands for its code
+        return f"lru_cache({fingerprint(value.__wrapped__, seen)})"
     if isinstance(value, functools.partial):
         seen.add(id(value))
         return (f"partial({fingerprint(value.func, seen)},{fingerprint(value.args, seen)},"

@@ -15,6 +15,8 @@ import it: that would cost start-up time for notebooks that never use it).
 import importlib.util
 import sys
 
+from . import import_hooks
+
 
 def _invalidation():
     """flyrt's invalidation module, if the user's code has imported flyrt."""
@@ -51,7 +53,11 @@ def install(hooks):
     hooks.register_before_cell(before_cell)
     hooks.register_after_cell(after_cell)
     if importlib.util.find_spec("flydsl") is not None:
-        from flyrt import flydsl_adapter
+        import_hooks.after_import("flydsl.compiler.jit_function", _guard_flydsl)
 
-        # A notebook is where globals change: recompile rather than FlyDSL's "restart the process".
-        flydsl_adapter.install_on_import(global_drift="recompile")
+
+def _guard_flydsl(module):
+    from flyrt import flydsl_adapter
+
+    # A notebook is where globals change: recompile rather than FlyDSL's "restart the process".
+    flydsl_adapter.install(global_drift="recompile")

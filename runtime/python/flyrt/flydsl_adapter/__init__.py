@@ -16,15 +16,13 @@ contract; ``"recompile"`` (the kernel's choice: a notebook is where globals
 change) evicts and recompiles instead.
 """
 
-import sys
 import warnings
 
 from .. import fingerprint
 from . import compat
 from .toolchain import use_compile_only
 
-__all__ = ["install", "uninstall", "installed", "handle_of", "install_on_import", "use_compile_only",
-           "UnsupportedFlyDSL"]
+__all__ = ["install", "uninstall", "installed", "handle_of", "use_compile_only", "UnsupportedFlyDSL"]
 UnsupportedFlyDSL = compat.UnsupportedFlyDSL
 _patches = None
 
@@ -83,13 +81,3 @@ def _register_fingerprints(*classes):
         if cls not in _registered:
             _registered.add(cls)
             fingerprint.register(cls, lambda value, inner: f"flydsl({inner(value._original_func)})")
-
-
-def install_on_import(global_drift="raise"):
-    """Installs now if flydsl is imported, else the moment it is (no import cost before)."""
-    if "flydsl.compiler.jit_function" in sys.modules:
-        install(global_drift)
-        return
-    from .import_hook import after_import
-
-    after_import("flydsl.compiler.jit_function", lambda module: install(global_drift))

@@ -65,9 +65,9 @@ class GuardedJit:
 
     def before_call(self, jit_function):
         self.calls += 1
-        if self._factory is not None:
-            self._factory.check(self.__qualname__)
         if self.record is not None and not self.record.guard.holds():
+            if self._factory is not None:
+                self._factory.check(self.__qualname__)
             reasons = self.record.changes()
             if not reasons:
                 self.record.refresh()
@@ -110,8 +110,11 @@ class GuardedJit:
             self.latest_trace = recorder
         else:
             self.loads += 1
-        if self._factory is not None:
-            recorder.function(self._factory.function)  # its code built this JitFunction
+        factory = self._factory
+        if factory is not None:  # its code built this JitFunction; the guard watches its module too
+            recorder.function(factory.function)
+            module_globals = factory.function.__globals__
+            recorder.read(module_globals, module_globals, factory.function.__name__, factory.wrapper)
         if self._recorder is None:
             self._recorder = Recorder()
         self._recorder.functions.update(recorder.functions)

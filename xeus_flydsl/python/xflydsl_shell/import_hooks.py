@@ -1,8 +1,8 @@
 """Run a function right after a module is first imported, without importing it.
 
-The kernel must not import flydsl (and with it torch, a second or more) at
-start-up: it installs the adapter when the user's code imports flydsl. A
-meta-path finder sees the import, lets the real finder find the module, and
+The kernel must not import flydsl (and with it torch, a second or more), nor
+flyrt, at start-up: it installs flyrt's FlyDSL adapter when the user's code
+imports flydsl. A meta-path finder sees the import, lets the real finder find the module, and
 wraps its loader so the callback runs after the module body, before the
 importing code gets the module (so decorators in the same cell are guarded).
 """

@@ -1,0 +1,100 @@
+"""What guarding the real FlyDSL costs, side by side in one run (compile-only, gfx942):
+
+(1) a cached call of a factory-built FlyDSL launcher, FlyDSL alone vs with
+    flyrt's adapter (the guard before each call);
+(2) a first trace + compile, FlyDSL alone vs with the adapter (recording what
+    the trace reads with opcode tracing in user frames);
+(3) what a user of plain FlyDSL does to be sure a helper edit takes effect
+    (clear the factory, rebuild, recompile) vs what the adapter does when
+    nothing changed (validate, reuse).
+
+    .venv/bin/python tests/bench/bench_flydsl_adapter.py
+"""
+
+import importlib
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from timing import best_of, per_call  # noqa: E402
+
+import flyrt.flydsl_adapter as adapter  # noqa: E402
+
+MODULE = """
+import functools
+import flydsl.compiler as flyc
+import flydsl.expr as fx
+import {helpers}
+
+
+def offset(x):
+    return x + 1.0
+
+
+@functools.lru_cache(maxsize=None)
+def compile_launch(block: int):
+    @flyc.kernel
+    def kernel(A: fx.Tensor, B: fx.Tensor, C: fx.Tensor):
+        i = fx.block_idx.x * block + fx.thread_idx.x
+        C[i] = offset({helpers}.scale(A[i])) + B[i]
+
+    @flyc.jit
+    def launch(A: fx.Tensor, B: fx.Tensor, C: fx.Tensor, n: fx.Constexpr[int]):
+        kernel(A, B, C).launch(grid=(n // block, 1, 1), block=(block, 1, 1))
+
+    return launch
+"""
+HELPERS = "import flydsl.compiler as flyc\n\n\n@flyc.jit\ndef scale(x):\n    return x * 2.0\n"
+_modules = iter(range(10**6))
+
+
+def fresh_module(folder):
+    index = next(_modules)
+    (folder / f"bench_fly_helpers_{index}.py").write_text(HELPERS)
+    (folder / f"bench_fly_{index}.py").write_text(MODULE.format(helpers=f"bench_fly_helpers_{index}"))
+    importlib.invalidate_caches()
+    return importlib.import_module(f"bench_fly_{index}")
+
+
+def main():
+    folder = Path(tempfile.mkdtemp(prefix="bench-flydsl-"))
+    sys.path.insert(0, str(folder))
+    adapter.use_compile_only("gfx942")
+    os.environ["FLYDSL_RUNTIME_ENABLE_CACHE"] = "0"  # in-memory caches only: nothing served from disk
+    import flydsl
+
+    a, b, c = torch.ones(1024), torch.ones(1024), torch.empty(1024)
+    rows = []
+    for guarded in (False, True):
+        if guarded:
+            adapter.install(global_drift="recompile")
+        module = fresh_module(folder)
+        launcher = module.compile_launch(256)
+        hit = per_call(lambda: launcher(a, b, c, 1024), calls=20_000)
+        compile_once = best_of(lambda: fresh_module(folder).compile_launch(256)(a, b, c, 1024), repeats=5)
+
+        def rebuild():
+            module.compile_launch.cache_clear()
+            module.compile_launch(256)(a, b, c, 1024)
+
+        rows.append((hit, compile_once, best_of(rebuild, repeats=5)))
+    (plain_hit, plain_compile, plain_rebuild), (guarded_hit, guarded_compile, _) = rows
+
+    print(f"flydsl {flydsl.__version__}, compile-only gfx942, 1024-element scaled add (two helpers)")
+    print(f"{'measure':58} {'FlyDSL alone':>14} {'with adapter':>14} {'ratio':>7}")
+    print(f"{'cached call of the factory-built launcher':58} {plain_hit * 1e6:11.2f} us "
+          f"{guarded_hit * 1e6:11.2f} us {guarded_hit / plain_hit:6.2f}x")
+    print(f"{'first call: trace + compile to gfx942':58} {plain_compile * 1e3:11.1f} ms "
+          f"{guarded_compile * 1e3:11.1f} ms {guarded_compile / plain_compile:6.2f}x")
+    print(f"{'be sure an edit took effect: cache_clear + recompile':58} {plain_rebuild * 1e3:11.1f} ms "
+          f"{'':>14} {'':>7}")
+    print(f"{'  ... the adapter, nothing changed: validate + reuse':58} {'':>14} "
+          f"{guarded_hit * 1e6:11.2f} us {plain_rebuild / guarded_hit:6.0f}x faster")
+
+
+if __name__ == "__main__":
+    main()
