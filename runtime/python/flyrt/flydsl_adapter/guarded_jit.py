@@ -66,8 +66,7 @@ class GuardedJit:
     def before_call(self, jit_function):
         self.calls += 1
         if self.record is not None and not self.record.guard.holds():
-            if self._factory is not None:
-                self._factory.check(self.__qualname__)
+            self._check_factory()
             reasons = self.record.changes()
             if not reasons:
                 self.record.refresh()
@@ -75,8 +74,14 @@ class GuardedJit:
                 if _global_drift == "raise":
                     _check_flydsl_drift(jit_function)
                 self._evict(jit_function, reasons)
-        if self.record is None and self._history:
-            self._restore_match(jit_function)
+        if self.record is None:  # first call, or evicted (perhaps by a sweep)
+            self._check_factory()
+            if self._history:
+                self._restore_match(jit_function)
+
+    def _check_factory(self):
+        if self._factory is not None:
+            self._factory.check(self.__qualname__)
 
     def _evict(self, jit_function, reasons):
         self._history.append((self.record, jit_caches.take(jit_function)))
