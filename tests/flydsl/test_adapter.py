@@ -63,6 +63,8 @@ def compile_launch(block: int):
 
 @pytest.fixture(autouse=True)
 def compile_only(tmp_path, monkeypatch):
+    for name in ("COMPILE_ONLY", "ARCH", "ROCM_PATH"):
+        monkeypatch.delenv(name, raising=False)  # put back after the test
     adapter.use_compile_only("gfx942")
     monkeypatch.setenv("FLYDSL_RUNTIME_CACHE_DIR", str(tmp_path / "flydsl-cache"))
     assert adapter.install(global_drift="recompile")

@@ -63,6 +63,11 @@ def test_helper_edited_in_its_file_is_reloaded_evicted_and_traced_again(kernel, 
         print("guarded:", adapter.installed())"""))
     _, text = run(kernel, "%flydsl status")
     assert "compile_launch.<locals>.launch" in text
+    _, text = run(kernel, "%flydsl why compile_launch.<locals>.launch")
+    assert "runs:  kflydsl_factory.compile_launch" in text  # the factory whose code built it
+    assert "module kflydsl_helpers: scale" in text  # read as kflydsl_helpers.scale while tracing
+    assert "compiled in" in text and "(first call)" in text
+    run(kernel, "%flydsl graph")
 
     helpers.write_text(HELPERS.replace("return x * 2.0", 'raise RuntimeError("SENTINEL traced")'))
     reply, text = run(kernel, LAUNCH, status="error")
