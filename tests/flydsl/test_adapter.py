@@ -224,6 +224,19 @@ def test_an_unknown_flydsl_release_is_left_alone_with_a_clear_warning(monkeypatc
     assert not adapter.installed()
 
 
+def test_a_corrupt_dependency_manifest_is_reported_and_rebuilt(make_module, tmp_path):
+    module = make_module()
+    launch_once(module)
+    manifest, = (tmp_path / "flydsl-cache").rglob("*.flyrt-deps.json")
+    manifest.write_text("{not json")
+    del sys.modules[module.__name__]
+    again = importlib.import_module(module.__name__)  # as a new process would: the same disk key
+    with pytest.warns(RuntimeWarning, match="unreadable FlyDSL dependency manifest .* rebuilt"):
+        launcher = launch_once(again)
+    assert adapter.handle_of(launcher).cache_info().compiles == 1
+    assert json.loads(manifest.read_text())[0]["deps"]
+
+
 DISK_SCRIPT = """
 import hashlib, json, sys
 import torch

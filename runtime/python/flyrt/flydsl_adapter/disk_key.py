@@ -21,6 +21,7 @@ import re
 import sys
 import time
 import types
+import warnings
 
 from ..dependencies import MISSING, Recorder
 from ..fingerprint import fingerprint
@@ -128,14 +129,22 @@ def manager_class(jit_cache_manager):
             return self.cache_dir / f"{self._safe_key(cache_key)}.flyrt-deps.json"
 
         def _manifests(self, cache_key):
+            path = self._manifest_file(cache_key)
             try:
-                return json.loads(self._manifest_file(cache_key).read_text())
-            except (OSError, ValueError):
-                return []  # none yet, or unreadable: a miss, rebuilt and rewritten
+                manifests = json.loads(path.read_text())
+                if not isinstance(manifests, list) or not all(isinstance(m, dict) for m in manifests):
+                    raise ValueError("not a list of manifests")
+                return manifests
+            except FileNotFoundError:
+                return []  # nothing stored for this key yet
+            except (OSError, ValueError) as error:
+                warnings.warn(f"flyrt: unreadable FlyDSL dependency manifest {path} ({error}); "
+                              "its artifacts are not used, and it is rebuilt", RuntimeWarning, stacklevel=2)
+                return []
 
         def get(self, cache_key):
             for manifest in reversed(self._manifests(cache_key)):
-                specs = manifest.get("deps", []) if isinstance(manifest, dict) else []
+                specs = manifest.get("deps", [])
                 if not _holds(specs):
                     continue
                 start = time.perf_counter()
@@ -166,7 +175,7 @@ def manager_class(jit_cache_manager):
             folded = f"{cache_key}|flyrt-deps={digest}"
             self._write_cache_file(self._cache_file(folded), value)
             self.memory_cache[folded] = value
-            manifests = [m for m in self._manifests(cache_key) if isinstance(m, dict) and m.get("digest") != digest]
+            manifests = [m for m in self._manifests(cache_key) if m.get("digest") != digest]
             manifests.append({"digest": digest, "deps": specs})
             temporary = self._manifest_file(cache_key).with_suffix(".tmp")
             temporary.write_text(json.dumps(manifests))
