@@ -68,6 +68,8 @@ def test_helper_edited_in_its_file_is_reloaded_evicted_and_traced_again(kernel, 
     assert "module kflydsl_helpers: scale" in text  # read as kflydsl_helpers.scale while tracing
     assert "compiled in" in text and "(first call)" in text
     run(kernel, "%flydsl graph")
+    _, text = run(kernel, "%flydsl drift raise\n%flydsl drift recompile")
+    assert "now makes it raise" in text and "now makes it recompile" in text
 
     helpers.write_text(HELPERS.replace("return x * 2.0", 'raise RuntimeError("SENTINEL traced")'))
     reply, text = run(kernel, LAUNCH, status="error")

@@ -5,6 +5,9 @@
     %flydsl graph             launchers -> helpers -> modules (SVG), stale ones in red
     %flydsl clear             drop every compiled artifact and factory entry
     %flydsl autoreload on|off reload edited module files before each cell (default on)
+    %flydsl drift raise|recompile
+                              real FlyDSL: when a global its first compile captured changes,
+                              raise as FlyDSL does, or recompile (the kernel's default)
 """
 
 from IPython.core.magic import Magics, line_magic, magics_class
@@ -107,3 +110,16 @@ class FlydslMagics(Magics):
             raise UsageError("%flydsl autoreload on|off")
         invalidation.set_autoreload(state == "on")
         print(f"flyrt: autoreload of edited modules is {state}")
+
+    def _drift(self, mode=None):
+        import importlib.util
+
+        from flyrt import flydsl_adapter
+
+        if mode not in ("raise", "recompile"):
+            raise UsageError("%flydsl drift raise|recompile")
+        if importlib.util.find_spec("flydsl") is None:
+            raise UsageError("flydsl is not installed in this environment")
+        if not flydsl_adapter.install(global_drift=mode):
+            raise UsageError("the installed flydsl is not one the adapter knows; its caches are not guarded")
+        print(f"flyrt: a changed global captured by a FlyDSL function now makes it {mode}")
