@@ -11,8 +11,8 @@ DEBIAN_PACKAGES=(
     pybind11-json-dev libgtest-dev
     # the runtime's compiler, and dependency pictures
     llvm-19-dev lld-19 graphviz
-    # tests (jupyter console in a real terminal) and style
-    tmux clang-format-19
+    # tests (jupyter console in a real terminal, JupyterLab and Notebook in a browser) and style
+    tmux chromium chromium-driver clang-format-19
 )
 
 missing=()

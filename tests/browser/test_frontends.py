@@ -1,0 +1,141 @@
+"""JupyterLab and Notebook 7, in a real (headless) Chromium, on the xflydsl kernel.
+
+A user's view: the notebook opens on the kernel, cells run from the
+keyboard, outputs (streams, results, a widget, an image, a kernel's
+recompile notice) render in the page."""
+
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+import nbformat
+import pytest
+
+webdriver = pytest.importorskip("selenium.webdriver")
+from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
+from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.common.keys import Keys  # noqa: E402
+
+CHROMIUM, CHROMEDRIVER = shutil.which("chromium"), shutil.which("chromedriver")
+pytestmark = pytest.mark.skipif(not (CHROMIUM and CHROMEDRIVER),
+                                reason="no Chromium (Debian's chromium and chromium-driver; scripts/setup.sh installs them)")
+TOKEN = "xflydsl-browser-test"
+
+CELLS = [
+    "print('hello from', __import__('platform').python_version())",
+    "6 * 7",
+    # a flyrt kernel compiled and launched from the page
+    """import numpy as np
+import flyrt.compiler as flyc
+import flyrt.expr as fx
+
+def helper(v):
+    return v + 1.0
+
+@flyc.kernel
+def kernel(x: fx.Tensor, out: fx.Tensor):
+    out[fx.thread_idx.x] = helper(x[fx.thread_idx.x])
+
+@flyc.jit
+def launch(x: fx.Tensor, out: fx.Tensor):
+    kernel(x, out).launch(block=(x.shape[0],))
+
+x, out = np.arange(4, dtype=np.float32), np.zeros(4, np.float32)
+launch(x, out); print('first:', out.tolist())""",
+    "def helper(v):\n    return v * 10.0",
+    "launch(x, out); print('after the edit:', out.tolist())",
+    "import ipywidgets\nipywidgets.IntSlider(value=3, max=10, description='lanes')",
+    "import matplotlib.pyplot as plt\nplt.plot([0, 1], [1, 0]); plt.show()",
+]
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(params=[("lab", "lab/tree/browser.ipynb"), ("notebook", "notebooks/browser.ipynb")],
+                ids=["jupyterlab", "notebook"])
+def lab(tmp_path, request):
+    app, path = request.param
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [nbformat.v4.new_code_cell(source) for source in CELLS]
+    notebook.metadata = {"kernelspec": {"display_name": "Python 3.11 (xflydsl)", "language": "python",
+                                        "name": "xflydsl"}}
+    nbformat.write(notebook, tmp_path / "browser.ipynb")
+    port = free_port()
+    log = open(tmp_path / "lab.log", "w")
+    server = subprocess.Popen(
+        [sys.executable, "-m", "jupyter", app, "--no-browser", "--allow-root", f"--port={port}",
+         "--ServerApp.ip=127.0.0.1", f"--IdentityProvider.token={TOKEN}", f"--ServerApp.root_dir={tmp_path}"],
+        stdout=log, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(120):
+            try:
+                urllib.request.urlopen(f"{base}/api/status?token={TOKEN}", timeout=1)
+                break
+            except OSError:
+                if server.poll() is not None:
+                    raise RuntimeError((tmp_path / "lab.log").read_text())
+                time.sleep(0.25)
+        options = webdriver.ChromeOptions()
+        for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1400,2000"):
+            options.add_argument(argument)
+        options.binary_location = CHROMIUM
+        driver = webdriver.Chrome(options=options, service=webdriver.ChromeService(executable_path=CHROMEDRIVER))
+        try:
+            driver.get(f"{base}/{path}?token={TOKEN}")
+            yield driver
+        finally:
+            driver.quit()
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+        log.close()
+
+
+def wait_for(condition, timeout=60, what="the page"):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.25)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def outputs(driver):
+    """Each code cell's output text, in order (an empty string for none)."""
+    return driver.execute_script(
+        "return Array.from(document.querySelectorAll('.jp-CodeCell')).map("
+        "c => Array.from(c.querySelectorAll('.jp-OutputArea-output')).map(o => o.innerText).join('\\n'))")
+
+
+def test_a_notebook_runs_on_xflydsl_in_the_browser(lab):
+    driver = lab
+    wait_for(lambda: driver.execute_script(
+        "const k = document.querySelector('.jp-KernelName'); return k && k.textContent"
+    ) == "Python 3.11 (xflydsl)", what="the xflydsl kernel name in the toolbar")
+    wait_for(lambda: driver.execute_script(
+        "const s = document.querySelector('.jp-Notebook-ExecutionIndicator');"
+        "return s && s.getAttribute('data-status') === 'idle'"), what="the kernel to be idle")
+
+    driver.find_elements(By.CSS_SELECTOR, ".jp-CodeCell .jp-InputPrompt")[0].click()  # command mode, cell 1
+    for _ in CELLS:
+        ActionChains(driver).key_down(Keys.SHIFT).send_keys(Keys.ENTER).key_up(Keys.SHIFT).perform()
+    wait_for(lambda: driver.find_elements(By.CSS_SELECTOR, ".jp-OutputArea-output img"),
+             what="the last cell's image")
+    texts = outputs(driver)
+    assert texts[0].startswith("hello from 3.11"), texts
+    assert texts[1] == "42"
+    assert "first: [1.0, 2.0, 3.0, 4.0]" in texts[2]
+    assert "flyrt: evicted launcher launch: 'helper' in module __main__" in texts[3]
+    assert "after the edit: [0.0, 10.0, 20.0, 30.0]" in texts[4]
+    slider = driver.find_elements(By.CSS_SELECTOR, ".jp-OutputArea-output .widget-slider")
+    assert slider and "lanes" in texts[5]  # rendered by the widget manager, over the kernel's comms
+    assert driver.find_elements(By.CSS_SELECTOR, ".jp-OutputArea-output img[src^='data:image/png']")
