@@ -20,8 +20,8 @@ from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
 
 CHROMIUM, CHROMEDRIVER = shutil.which("chromium"), shutil.which("chromedriver")
-pytestmark = pytest.mark.skipif(not (CHROMIUM and CHROMEDRIVER),
-                                reason="no Chromium (Debian's chromium and chromium-driver; scripts/setup.sh installs them)")
+pytestmark = pytest.mark.skipif(
+    not (CHROMIUM and CHROMEDRIVER), reason="no Chromium (Debian's chromium, chromium-driver: scripts/setup.sh)")
 TOKEN = "xflydsl-browser-test"
 
 CELLS = [
