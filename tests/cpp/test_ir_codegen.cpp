@@ -77,7 +77,7 @@ TEST(IrCodegen, CompilesAndRunsALaunchOverAGrid)
     build_saxpy(m);
     ASSERT_NO_THROW(ir::verify(m));
 
-    jit::loaded_object code(jit::compile_to_object(m));
+    jit::loaded_object code(jit::compile_to_objects(m));
     auto entry = reinterpret_cast<std::int32_t (*)(const std::uint64_t*)>(code.address("launch"));
     std::vector<float> x(100), y(104, -1.0f);
     for (int i = 0; i < 100; ++i)
@@ -143,7 +143,7 @@ TEST(IrCodegen, LoopCarriedValuesAndWhileLoops)
         h.launch("loops", {one, one, one, one, one, one, zero}, {h.parameters()[0], h.parameters()[1]}, 11);
     }
     ASSERT_NO_THROW(ir::verify(m));
-    jit::loaded_object code(jit::compile_to_object(m));
+    jit::loaded_object code(jit::compile_to_objects(m));
     auto entry = reinterpret_cast<std::int32_t (*)(const std::uint64_t*)>(code.address("run"));
     std::int64_t out[2] = {0, 0};
     const std::uint64_t slots[] = {slot(out), 10};

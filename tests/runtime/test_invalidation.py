@@ -72,6 +72,35 @@ def test_helper_redefined_later(make_module):
     assert "helper" in " ".join(mod.launch.last_reasons)
 
 
+def test_a_helper_edit_recompiles_only_the_kernel_that_inlines_it(make_module):
+    from flyrt import _core
+
+    mod = make_module("""
+def helper(v):
+    return v + 1.0
+
+@flyc.kernel
+def uses_helper(x: fx.Tensor, out: fx.Tensor):
+    out[fx.thread_idx.x] = helper(x[fx.thread_idx.x])
+
+@flyc.kernel
+def doubles(out: fx.Tensor):
+    out[fx.thread_idx.x] = out[fx.thread_idx.x] * 2.0
+
+@flyc.jit
+def launch(x: fx.Tensor, out: fx.Tensor):
+    uses_helper(x, out).launch(block=(x.shape[0],))
+    doubles(out).launch(block=(x.shape[0],))
+""")
+    assert run(mod.launch)[3] == 8.0
+    compiled, reused = _core.compiled_part_counts()
+    exec("def helper(v):\n    return v * 10.0\n", mod.__dict__)
+    assert run(mod.launch)[3] == 60.0
+    after = _core.compiled_part_counts()
+    # the kernel that inlines the helper; the launcher and the other kernel are the objects made before
+    assert (after[0] - compiled, after[1] - reused) == (1, 2)
+
+
 def test_helper_reached_as_module_attribute(make_module):
     helpers = make_module("def helper(v):\n    return v + 1.0\n")
     mod = make_module(f"import {helpers.__name__} as helpers\n" + elementwise("helpers.helper(x[i])"))

@@ -1,8 +1,11 @@
 #include "jit_engine.hpp"
 
 #include <atomic>
+#include <deque>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
+#include <unordered_map>
 
 #include <llvm/Analysis/CGSCCPassManager.h>
 #include <llvm/Analysis/LoopAnalysisManager.h>
@@ -14,6 +17,7 @@
 #include <llvm/MC/TargetRegistry.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/SHA256.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
@@ -21,6 +25,8 @@
 
 #include "../codegen/cpu_codegen.hpp"
 #include "../launch/cpu_launch.hpp"
+#include "module_split.hpp"
+#include "object_bundle.hpp"
 
 namespace flyrt::jit
 {
@@ -106,6 +112,85 @@ void optimize(llvm::Module& module, llvm::TargetMachine& machine)
     builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(module, modules);
 }
 
+std::string emit_object(llvm::Module& module, llvm::TargetMachine& machine)
+{
+    llvm::SmallVector<char, 0> object;
+    llvm::raw_svector_ostream stream(object);
+    llvm::legacy::PassManager emit;
+    if (machine.addPassesToEmitFile(emit, stream, nullptr, llvm::CodeGenFileType::ObjectFile))
+    {
+        throw std::runtime_error("LLVM cannot emit objects for this CPU");
+    }
+    emit.run(module);
+    return std::string(object.begin(), object.end());
+}
+
+std::string digest_of(const llvm::Module& module)
+{
+    std::string text;
+    llvm::raw_string_ostream stream(text);
+    module.print(stream, nullptr);
+    stream.flush();
+    llvm::SHA256 sha;
+    sha.update(text);
+    const auto digest = sha.final();
+    return std::string(digest.begin(), digest.end());
+}
+
+// Objects of the module parts compiled in this process, by a digest of their
+// IR before optimization: a launcher or kernel whose IR did not change since
+// is not compiled again (a helper edit recompiles the kernels that inline it).
+class part_memo
+{
+public:
+    std::optional<std::string> find(const std::string& key)
+    {
+        std::lock_guard<std::mutex> lock(m_mutex);
+        auto found = m_objects.find(key);
+        if (found == m_objects.end())
+        {
+            ++m_counts.compiled;
+            return std::nullopt;
+        }
+        ++m_counts.reused;
+        return found->second;
+    }
+
+    part_counts counts()
+    {
+        std::lock_guard<std::mutex> lock(m_mutex);
+        return m_counts;
+    }
+
+    void add(const std::string& key, const std::string& object)
+    {
+        std::lock_guard<std::mutex> lock(m_mutex);
+        if (!m_objects.emplace(key, object).second)
+        {
+            return;
+        }
+        m_order.push_back(key);
+        if (m_order.size() > capacity)
+        {
+            m_objects.erase(m_order.front());
+            m_order.pop_front();
+        }
+    }
+
+private:
+    static constexpr std::size_t capacity = 256;
+    std::mutex m_mutex;
+    std::unordered_map<std::string, std::string> m_objects;
+    std::deque<std::string> m_order; // oldest first
+    part_counts m_counts;
+};
+
+part_memo& compiled_parts()
+{
+    static part_memo instance;
+    return instance;
+}
+
 } // namespace
 
 const std::string& host_target_id()
@@ -113,7 +198,12 @@ const std::string& host_target_id()
     return host().id;
 }
 
-std::string compile_to_object(const ir::module& m, std::string* llvm_ir_out)
+part_counts compiled_part_counts()
+{
+    return compiled_parts().counts();
+}
+
+std::string compile_to_objects(const ir::module& m, std::string* llvm_ir_out)
 {
     host_machine& target = host();
     llvm::LLVMContext context;
@@ -129,24 +219,37 @@ std::string compile_to_object(const ir::module& m, std::string* llvm_ir_out)
             f.addFnAttr("target-features", target.machine->getTargetFeatureString());
         }
     }
-    optimize(*module, *target.machine);
-    if (llvm_ir_out != nullptr)
+    std::vector<std::unique_ptr<llvm::Module>> parts = split_by_function(*module);
+    if (parts.empty())
     {
-        llvm::raw_string_ostream stream(*llvm_ir_out);
-        module->print(stream, nullptr);
+        parts.push_back(std::move(module));
     }
-    llvm::SmallVector<char, 0> object;
-    llvm::raw_svector_ostream stream(object);
-    llvm::legacy::PassManager emit;
-    if (target.machine->addPassesToEmitFile(emit, stream, nullptr, llvm::CodeGenFileType::ObjectFile))
+    std::vector<std::string> objects;
+    for (std::unique_ptr<llvm::Module>& part : parts)
     {
-        throw std::runtime_error("LLVM cannot emit objects for this CPU");
+        // Inspection wants every part's optimized IR: compile them all then.
+        const std::string key = llvm_ir_out == nullptr ? digest_of(*part) : std::string();
+        if (std::optional<std::string> known = key.empty() ? std::nullopt : compiled_parts().find(key))
+        {
+            objects.push_back(std::move(*known));
+            continue;
+        }
+        optimize(*part, *target.machine);
+        if (llvm_ir_out != nullptr)
+        {
+            llvm::raw_string_ostream stream(*llvm_ir_out);
+            part->print(stream, nullptr);
+        }
+        objects.push_back(emit_object(*part, *target.machine));
+        if (!key.empty())
+        {
+            compiled_parts().add(key, objects.back());
+        }
     }
-    emit.run(*module);
-    return std::string(object.begin(), object.end());
+    return pack_objects(objects);
 }
 
-loaded_object::loaded_object(const std::string& object_bytes)
+loaded_object::loaded_object(const std::string& object_bundle)
 {
     static std::atomic<unsigned long> counter{0};
     llvm::orc::LLJIT& jit = engine();
@@ -170,10 +273,14 @@ loaded_object::loaded_object(const std::string& object_bytes)
     {
         throw std::runtime_error("cannot define runtime symbols: " + message_of(std::move(error)));
     }
-    auto buffer = llvm::MemoryBuffer::getMemBufferCopy(object_bytes, "flyrt-object");
-    if (auto error = jit.addObjectFile(*m_dylib, std::move(buffer)))
+    for (std::string_view object : unpack_objects(object_bundle))
     {
-        throw std::runtime_error("cannot load compiled code: " + message_of(std::move(error)));
+        auto buffer = llvm::MemoryBuffer::getMemBufferCopy(llvm::StringRef(object.data(), object.size()),
+                                                           "flyrt-object");
+        if (auto error = jit.addObjectFile(*m_dylib, std::move(buffer)))
+        {
+            throw std::runtime_error("cannot load compiled code: " + message_of(std::move(error)));
+        }
     }
 }
 

@@ -260,7 +260,7 @@ PYBIND11_MODULE(_core, m)
                 std::string object;
                 {
                     py::gil_scoped_release unlocked;
-                    object = jit::compile_to_object(h.module, want_llvm_ir ? &llvm_ir : nullptr);
+                    object = jit::compile_to_objects(h.module, want_llvm_ir ? &llvm_ir : nullptr);
                 }
                 return py::make_tuple(py::bytes(object), llvm_ir);
             },
@@ -280,6 +280,14 @@ PYBIND11_MODULE(_core, m)
         .def_readwrite("guard", &dispatch::artifact::guard)
         .def_readwrite("record", &dispatch::artifact::record);
     m.def("load_artifact", &load_artifact, py::arg("object"), py::arg("entry"));
+    m.def(
+        "compiled_part_counts",
+        []
+        {
+            const jit::part_counts counts = jit::compiled_part_counts();
+            return py::make_tuple(counts.compiled, counts.reused);
+        },
+        "(functions compiled, functions whose object an earlier compile of this process made).");
 
     py::class_<dispatch::dispatcher>(
         m, "Dispatcher", py::dynamic_attr(), py::custom_type_setup(install_call_slot))
