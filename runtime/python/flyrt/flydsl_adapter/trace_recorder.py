@@ -16,11 +16,12 @@ import dis
 import os
 import sys
 import types
+import weakref
 
 from ..dependencies import is_user_file
 
 _LOADS = {"LOAD_GLOBAL", "LOAD_ATTR", "LOAD_METHOD"}
-_code_loads = {}  # code -> {offset: (opname, name)}
+_code_loads = weakref.WeakKeyDictionary()  # code -> {offset: (opname, name)}
 _user_files = {}  # co_filename -> is the user's code
 
 
@@ -100,8 +101,8 @@ class TraceRecorder:
         elif base is not None:
             try:
                 value = getattr(base, name)
-            except AttributeError:
-                return  # the attribute read raises in the traced code itself
+            except Exception:  # noqa: BLE001  the traced code's own read raises it, in its own frame
+                return
             self._recorder.attribute(base, name, value)
         else:
             return
