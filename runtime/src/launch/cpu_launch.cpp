@@ -2,11 +2,14 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
+
+#include "block_cost.hpp"
 
 namespace flyrt::launch
 {
@@ -21,8 +24,10 @@ std::atomic<bool> g_reported{false};
 std::string g_report;
 
 // Below this many thread-iterations a launch runs on the caller's thread:
-// waking the pool would cost more than the work.
+// waking the pool would cost more than the work; unless its blocks were
+// measured to take longer than this in all (block_cost.hpp).
 constexpr std::uint64_t inline_threshold = 1u << 15;
+constexpr std::uint64_t pool_worthwhile_ns = 50'000;
 constexpr std::uint32_t max_threads_per_block = 1024;
 constexpr std::uint32_t max_shared_bytes = 64 * 1024;
 
@@ -254,7 +259,14 @@ extern "C" std::int32_t flyrt_cpu_launch(flyrt::launch::blocks_function fn,
         return 0;
     }
     g_reported = false;
-    if (blocks == 1 || blocks * threads < inline_threshold || pool().size() == 0)
+    const void* kernel = reinterpret_cast<const void*>(fn);
+    block_cost& cost = block_cost::of(kernel);
+    const bool on_caller =
+        blocks == 1 || pool().size() == 0 ||
+        (blocks * threads < inline_threshold && cost.expected_ns(kernel, blocks) < pool_worthwhile_ns);
+    const bool timed = blocks > 1 && pool().size() > 0 && cost.sample(kernel);
+    const auto start = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
+    if (on_caller)
     {
         std::vector<unsigned char> shared(shared_bytes(*g));
         fn(slots, g, 0, blocks, shared.data());
@@ -262,6 +274,11 @@ extern "C" std::int32_t flyrt_cpu_launch(flyrt::launch::blocks_function fn,
     else
     {
         pool().run(fn, slots, g, blocks);
+    }
+    if (timed)
+    {
+        cost.record(
+            kernel, blocks, on_caller ? 1 : pool().size() + 1, std::chrono::steady_clock::now() - start);
     }
     if (g_reported)
     {
