@@ -81,7 +81,7 @@ def lab(tmp_path, request):
                 break
             except OSError:
                 if server.poll() is not None:
-                    raise RuntimeError((tmp_path / "lab.log").read_text())
+                    raise RuntimeError((tmp_path / "lab.log").read_text()) from None
                 time.sleep(0.25)
         options = webdriver.ChromeOptions()
         for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1400,2000"):
