@@ -10,10 +10,10 @@ Work: a host-side builder splits each (sequence, kv head) context into page
 ranges and hands them to a fixed number of workers (one block each). A
 worker's threads are the query rows of one kv head's group (group x query
 length); per page it stages K and V dequantized in shared memory, then each
-thread runs an online softmax (exp2) over the page's tokens and keeps its
-output row in shared memory. Each work item leaves a partial output and its
-log-sum-exp; a second kernel combines the partials of each row with LSE
-weights and writes the query's dtype.
+thread scores the page's tokens and updates its online softmax (exp2) once
+per page, keeping its output row in shared memory. Each work item leaves a
+partial output and its log-sum-exp; a second kernel combines the partials of
+each row with LSE weights and writes the query's dtype.
 
 Shapes: query [num_seqs * query_length, num_q_heads, head_size]; caches
 [num_blocks, num_kv_heads, block_size, head_size] (V: [..., head_size,
@@ -55,14 +55,6 @@ def _visible(position, context_length, query_length, q_index):
     return position < context_length + 1 - query_length + q_index
 
 
-def _online_softmax_update(peak, total, score):
-    """exp2-domain online softmax: new peak, rescale of the old terms, new total, weight."""
-    new_peak = fx.max(peak, score)
-    rescale = fx.exp2(peak - new_peak)
-    weight = fx.exp2(score - new_peak)
-    return new_peak, rescale, total * rescale + weight, weight
-
-
 def _normalize(acc, row, head_size, total, out, slot, q_index, g):
     """Writes one partial output row: acc / total (zeros when no token was visible)."""
     inv = fx.select(total > 0.0, 1.0 / total, 0.0)
@@ -93,6 +85,7 @@ def compile_pa_decode_ps(softmax_scale=None, trans_v=False, needs_mask=True, que
         acc = fx.shared((rows, head_size), fx.Float32)
         keys = fx.shared((block_size, head_size), fx.Float32)
         values = fx.shared((block_size, head_size), fx.Float32)
+        scores = fx.shared((rows, block_size), fx.Float32)  # a page's scores, then its weights
         worker = fx.block_idx.x
         for item in range(worker_offsets[worker], worker_offsets[worker + 1]):
             seq = work[item, 0]
@@ -122,18 +115,34 @@ def compile_pa_decode_ps(softmax_scale=None, trans_v=False, needs_mask=True, que
                         (fx.Vector.load(value_cache, (block, kv_head, token, d), LANES).to(fx.Float32) * vs).store(
                             values, (token, d))
                 fx.barrier()
+                # Online softmax (exp2 domain) a page at a time: the page's scores and their peak,
+                # then one rescale of the row's terms and the page's weighted values added in
+                # registers, so the accumulator row is read and written once per page.
+                page_peak = peak
                 for token in range(block_size):
+                    score = float("-inf")
                     position = page * block_size + token
                     if not fx.const_expr(needs_mask) or _visible(position, context_length, query_length, q_index):
                         dots = fx.Vector.zeros(LANES, fx.Float32)
                         for d in range(0, head_size, LANES):
                             dots = fx.fma(fx.Vector.load(q_rows, (t, d), LANES),
                                           fx.Vector.load(keys, (token, d), LANES), dots)
-                        peak, rescale, total, weight = _online_softmax_update(peak, total, dots.reduce("add"))
-                        for d in range(0, head_size, LANES):
-                            updated = fx.fma(fx.Vector.load(acc, (t, d), LANES), rescale,
-                                             fx.Vector.load(values, (token, d), LANES) * weight)
-                            updated.store(acc, (t, d))
+                        score = dots.reduce("add")
+                    scores[t, token] = score
+                    page_peak = fx.max(page_peak, score)
+                if page_peak > float("-inf"):  # a visible token so far
+                    rescale = fx.exp2(peak - page_peak)
+                    total = total * rescale
+                    for token in range(block_size):
+                        weight = fx.exp2(scores[t, token] - page_peak)  # 0 for a masked token
+                        scores[t, token] = weight
+                        total = total + weight
+                    for d in range(0, head_size, LANES):
+                        row = fx.Vector.load(acc, (t, d), LANES) * rescale
+                        for token in range(block_size):
+                            row = fx.fma(fx.Vector.load(values, (token, d), LANES), scores[t, token], row)
+                        row.store(acc, (t, d))
+                    peak = page_peak
                 fx.barrier()
             slot = work[item, 4]
             _normalize(acc, t, head_size, total, partial_out, slot, q_index, g)
