@@ -103,7 +103,12 @@ void optimize(llvm::Module& module, llvm::TargetMachine& machine)
     llvm::FunctionAnalysisManager functions;
     llvm::CGSCCAnalysisManager cgscc;
     llvm::ModuleAnalysisManager modules;
-    llvm::PassBuilder builder(&machine);
+    // O3 without LLVM's partial and runtime loop unroller: a quarter less compile
+    // time (PA decode's recompile 153 -> 125 ms), kernels within a few percent
+    // (their hot loops are vectorized and traced loops fully unrolled anyway).
+    llvm::PipelineTuningOptions tuning;
+    tuning.LoopUnrolling = false;
+    llvm::PassBuilder builder(&machine, tuning);
     builder.registerModuleAnalyses(modules);
     builder.registerCGSCCAnalyses(cgscc);
     builder.registerFunctionAnalyses(functions);
