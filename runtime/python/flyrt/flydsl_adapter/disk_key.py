@@ -187,12 +187,15 @@ def manager_class(jit_cache_manager):
 _folded_class = None
 
 
+def needs_folding(manager):
+    """A cache manager FlyDSL made (not ours, not None: disk cache on)."""
+    return manager is not None and type(manager) is not _folded_class
+
+
 def fold(jit_function, handle):
     """After FlyDSL chose this function's cache manager: ours, on the same directory."""
     global _folded_class
     manager = jit_function.cache_manager
-    if manager is None or getattr(manager, "_handle", None) is not None:
-        return
     if _folded_class is None:
         _folded_class = manager_class(type(manager))
     jit_function.cache_manager = _folded_class(manager.cache_dir, handle)

@@ -60,7 +60,8 @@ class Patches:
         @functools.wraps(ensure_cache_manager)
         def _ensure_cache_manager(self, *args, **kwargs):
             ensure_cache_manager(self, *args, **kwargs)
-            disk_key.fold(self, guarded_jit.attach(self))
+            if disk_key.needs_folding(self.cache_manager):  # runs on every call: the common case returns here
+                disk_key.fold(self, guarded_jit.attach(self))
 
         for name, wrapper in (("__init__", __init__), ("_compile_or_execute", _compile_or_execute),
                               ("_trace_and_compile", _trace_and_compile),
