@@ -71,7 +71,7 @@ def describe(recorder):
     for binding in recorder.bindings.values():
         specs.append(["binding", _where(binding), binding.name, portable_fingerprint(binding.value)])
     for function in recorder.functions.values():
-        # A nested function's code is part of its enclosing function's (and FlyDSL's own key).
+        # Another process cannot look a nested function up by name: such an artifact is not written.
         where = None if "<locals>" in function.__qualname__ else ["module", function.__module__]
         specs.append(["function", where, function.__qualname__, portable_fingerprint(function)])
     if any(where is None or printed is None for _, where, _, printed in specs):
