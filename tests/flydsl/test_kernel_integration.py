@@ -80,3 +80,12 @@ def test_helper_edited_in_its_file_is_reloaded_evicted_and_traced_again(kernel, 
     helpers.write_text(HELPERS.replace("2.0", "4.0"))
     _, text = run(kernel, LAUNCH + "\nprint(adapter.handle_of(m.compile_launch(64)).cache_info())")
     assert "compiles=2" in text  # the baseline and the 4.0 version; the sentinel's trace failed
+
+    _, text = run(kernel, textwrap.dedent(f"""
+        import flydsl.compiler as flyc, kflydsl_helpers
+        @flyc.jit
+        def tripled(x):
+            return x * 3.0
+        kflydsl_helpers.scale = tripled
+        {LAUNCH}"""))
+    assert "flyrt: recompiled launcher compile_launch.<locals>.launch: 'scale' in module kflydsl_helpers" in text

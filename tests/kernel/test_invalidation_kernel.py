@@ -51,6 +51,16 @@ def test_helper_redefined_in_a_later_cell(session):
     assert result(kernel, "m.launch.cache_info().compiles")[0] == "2"
 
 
+def test_a_change_and_a_call_in_one_cell_are_named_after_it(session):
+    kernel, name, _ = session
+    result(kernel, "m.launch(x, out)")
+    value, text = result(kernel, "m.helper = lambda v: v - 1.0\nm.launch(x, out); float(out[2])")
+    assert value == "1.0"
+    assert f"flyrt: recompiled launcher launch: 'helper' in module {name} now refers to" in text
+    assert "evicted" not in text  # the call already replaced it: nothing left for the sweep
+    assert result(kernel, "m.launch(x, out); float(out[2])") == ("1.0", "")
+
+
 def test_an_unrelated_cell_evicts_nothing_and_prints_nothing(session):
     kernel, _, _ = session
     result(kernel, "m.launch(x, out)")

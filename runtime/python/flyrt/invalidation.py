@@ -17,6 +17,29 @@ from . import factories
 from .dependencies import is_user_module
 
 _launchers = weakref.WeakSet()
+_recompiles = None  # [(what, reasons)] of artifacts a call found stale, while someone collects them
+
+
+def collect_recompiles():
+    """From now on, remember what calls found stale (and recompiled), for `drain_recompiles`."""
+    global _recompiles
+    if _recompiles is None:
+        _recompiles = []
+
+
+def note_recompile(what, reasons):
+    """A call found `what` stale and recompiles it (a change made since the last sweep)."""
+    if _recompiles is not None:
+        _recompiles.append((what, reasons))
+
+
+def drain_recompiles():
+    """What calls found stale since the last drain."""
+    if not _recompiles:
+        return []
+    drained = list(_recompiles)
+    _recompiles.clear()
+    return drained
 
 
 def register(launcher):
@@ -56,12 +79,15 @@ def _compile_caches():
     return list(seen.values())
 
 
-def format_notice(notices):
-    """One short paragraph: what was evicted, and why."""
+def format_notice(notices, recompiled=()):
+    """One short paragraph: what was evicted (and what a call already recompiled), and why."""
     lines = []
     for what, reasons in notices:
         unique = list(dict.fromkeys(reasons))
         lines.append(f"flyrt: evicted {what}: {'; '.join(unique)} (recompiles on next call)")
+    for what, reasons in recompiled:
+        unique = list(dict.fromkeys(reasons))
+        lines.append(f"flyrt: recompiled {what}: {'; '.join(unique)}")
     return "\n".join(lines)
 
 

@@ -137,6 +137,7 @@ class JitFunction(_core.Dispatcher):
             return True
         record.last_reason = reasons
         self.last_reasons = reasons
+        invalidation.note_recompile(f"launcher {self.__qualname__}", reasons)
         return False
 
     def sweep(self):

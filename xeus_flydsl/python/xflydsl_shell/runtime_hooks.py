@@ -3,9 +3,10 @@
 Before a cell: module files edited on disk are reloaded in place, then stale
 artifacts are evicted. After a cell: functions and bindings the user changed
 are diffed against what every artifact and compile factory was built from,
-and exactly the stale ones are evicted. One short notice says what and why;
-nothing is printed when nothing was evicted. Nothing recompiles here: the
-next call does.
+and exactly the stale ones are evicted; artifacts that a call in the cell
+already found stale and recompiled are named too. One short notice says
+what and why; nothing is printed when nothing changed. Nothing recompiles
+here: the next call does.
 
 When the real FlyDSL is installed, flyrt's adapter guards its JitFunctions
 too, from the moment the user's code imports it (the kernel itself does not
@@ -24,15 +25,16 @@ def _invalidation():
         return None
     from flyrt import invalidation
 
+    invalidation.collect_recompiles()
     return invalidation
 
 
-def _report(invalidation, reloaded=()):
+def _report(invalidation, reloaded=(), recompiled=()):
     lines = [f"flyrt: reloaded edited module {name}; its functions and classes now run the new code"
              for name in reloaded]
     notices = invalidation.sweep()
-    if notices:
-        lines.append(invalidation.format_notice(notices))
+    if notices or recompiled:
+        lines.append(invalidation.format_notice(notices, recompiled))
     if lines:
         print("\n".join(lines))
 
@@ -40,13 +42,14 @@ def _report(invalidation, reloaded=()):
 def before_cell(code):
     invalidation = _invalidation()
     if invalidation is not None:
+        invalidation.drain_recompiles()  # made outside any cell (a widget's callback): not this cell's
         _report(invalidation, invalidation.reload_edited_modules())
 
 
 def after_cell(code, succeeded):
     invalidation = _invalidation()
     if invalidation is not None:
-        _report(invalidation)
+        _report(invalidation, recompiled=invalidation.drain_recompiles())
 
 
 def install(hooks):

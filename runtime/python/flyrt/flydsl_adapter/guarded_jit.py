@@ -74,6 +74,7 @@ class GuardedJit:
                 if _global_drift == "raise":
                     _check_flydsl_drift(jit_function)
                 self._evict(jit_function, reasons)
+                invalidation.note_recompile(f"launcher {self.__qualname__}", reasons)
         if self.record is None:  # first call, or evicted (perhaps by a sweep)
             self._check_factory()
             if self._history:
