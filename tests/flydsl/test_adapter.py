@@ -1,4 +1,5 @@
-"""flyrt's engine guarding PyPI's FlyDSL, in one process (compile-only, gfx942).
+"""flyrt's engine guarding PyPI's FlyDSL (compile-only, gfx942): in one process,
+and across processes for the disk cache.
 
 Each scenario checks what FlyDSL really traced (a sentinel helper raises when
 traced; counts of traces) and what it kept (its artifacts, by identity)."""

@@ -10,6 +10,7 @@ registered with ``flyrt.invalidation`` so the kernel's after-cell sweep
 evicts eagerly and says why.
 """
 
+import threading
 import time
 import weakref
 
@@ -56,6 +57,8 @@ class GuardedJit:
         self._history = []  # [(DependencyRecord, caches)], oldest first
         self.last_reasons = None
         self.calls = self.traces = self.loads = self.evictions = 0
+        # The kernel's sweep (main thread) may meet a launch from another thread.
+        self._lock = threading.RLock()
         invalidation.register(self)
 
     def __repr__(self):
@@ -64,6 +67,10 @@ class GuardedJit:
     # -- before every top-level call -------------------------------------------
 
     def before_call(self, jit_function):
+        with self._lock:
+            self._validate(jit_function)
+
+    def _validate(self, jit_function):
         self.calls += 1
         if self.record is not None and not self.record.guard.holds():
             self._check_factory()
@@ -111,6 +118,10 @@ class GuardedJit:
 
     def traced(self, recorder, milliseconds, source="compiled"):
         """A trace finished (or a disk-cache entry was loaded): what it read joins the record."""
+        with self._lock:
+            self._join(recorder, milliseconds, source)
+
+    def _join(self, recorder, milliseconds, source):
         if source == "compiled":
             self.traces += 1
             self.latest_trace = recorder
@@ -135,14 +146,15 @@ class GuardedJit:
 
     def sweep(self):
         jit_function = self._jit_function()
-        if jit_function is None or self.record is None or self.record.guard.holds():
-            return []
-        reasons = self.record.changes()
-        if not reasons:
-            self.record.refresh()
-            return []
-        self._evict(jit_function, reasons)
-        return reasons
+        with self._lock:
+            if jit_function is None or self.record is None or self.record.guard.holds():
+                return []
+            reasons = self.record.changes()
+            if not reasons:
+                self.record.refresh()
+                return []
+            self._evict(jit_function, reasons)
+            return reasons
 
     def cache_info(self):
         jit_function = self._jit_function()
@@ -152,10 +164,11 @@ class GuardedJit:
 
     def cache_clear(self):
         jit_function = self._jit_function()
-        if jit_function is not None:
-            jit_caches.take(jit_function)
-        self._history.clear()
-        self._recorder = self.record = None
+        with self._lock:
+            if jit_function is not None:
+                jit_caches.take(jit_function)
+            self._history.clear()
+            self._recorder = self.record = None
 
     def _entries(self):
         return [("all specializations", _EntryView(self.record))] if self.record is not None else []
