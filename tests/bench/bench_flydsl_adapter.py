@@ -24,38 +24,17 @@ from timing import best_of, per_call  # noqa: E402
 
 import flyrt.flydsl_adapter as adapter  # noqa: E402
 
-MODULE = """
-import functools
-import flydsl.compiler as flyc
-import flydsl.expr as fx
-import {helpers}
-
-
-def offset(x):
-    return x + 1.0
-
-
-@functools.lru_cache(maxsize=None)
-def compile_launch(block: int):
-    @flyc.kernel
-    def kernel(A: fx.Tensor, B: fx.Tensor, C: fx.Tensor):
-        i = fx.block_idx.x * block + fx.thread_idx.x
-        C[i] = offset({helpers}.scale(A[i])) + B[i]
-
-    @flyc.jit
-    def launch(A: fx.Tensor, B: fx.Tensor, C: fx.Tensor, n: fx.Constexpr[int]):
-        kernel(A, B, C).launch(grid=(n // block, 1, 1), block=(block, 1, 1))
-
-    return launch
-"""
-HELPERS = "import flydsl.compiler as flyc\n\n\n@flyc.jit\ndef scale(x):\n    return x * 2.0\n"
+KERNELS = Path(__file__).resolve().parents[2] / "notebooks" / "kernels"
 _modules = iter(range(10**6))
 
 
 def fresh_module(folder):
+    """The notebook's scaled add (factory, kernel, two helpers) as a module never imported yet."""
     index = next(_modules)
-    (folder / f"bench_fly_helpers_{index}.py").write_text(HELPERS)
-    (folder / f"bench_fly_{index}.py").write_text(MODULE.format(helpers=f"bench_fly_helpers_{index}"))
+    (folder / f"bench_fly_helpers_{index}.py").write_text((KERNELS / "flydsl_helpers.py").read_text())
+    source = (KERNELS / "flydsl_scaled_add.py").read_text().replace(
+        "from . import flydsl_helpers", f"import bench_fly_helpers_{index} as flydsl_helpers")
+    (folder / f"bench_fly_{index}.py").write_text(source)
     importlib.invalidate_caches()
     return importlib.import_module(f"bench_fly_{index}")
 
@@ -73,13 +52,13 @@ def main():
         if guarded:
             adapter.install(global_drift="recompile")
         module = fresh_module(folder)
-        launcher = module.compile_launch(256)
+        launcher = module.compile_scaled_add(256)
         hit = per_call(lambda: launcher(a, b, c, 1024), calls=20_000)
-        compile_once = best_of(lambda: fresh_module(folder).compile_launch(256)(a, b, c, 1024), repeats=5)
+        compile_once = best_of(lambda: fresh_module(folder).compile_scaled_add(256)(a, b, c, 1024), repeats=5)
 
         def rebuild():
-            module.compile_launch.cache_clear()
-            module.compile_launch(256)(a, b, c, 1024)
+            module.compile_scaled_add.cache_clear()
+            module.compile_scaled_add(256)(a, b, c, 1024)
 
         rows.append((hit, compile_once, best_of(rebuild, repeats=5)))
     (plain_hit, plain_compile, plain_rebuild), (guarded_hit, guarded_compile, _) = rows

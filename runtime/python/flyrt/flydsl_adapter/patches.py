@@ -18,7 +18,7 @@ import time
 
 from .. import factories
 from ..dependencies import Recorder
-from . import disk_key, guarded_jit
+from . import compat, disk_key, guarded_jit
 from .trace_recorder import TraceRecorder
 
 
@@ -63,10 +63,10 @@ class Patches:
             if disk_key.needs_folding(self.cache_manager):  # runs on every call: the common case returns here
                 disk_key.fold(self, guarded_jit.attach(self))
 
-        for name, wrapper in (("__init__", __init__), ("_compile_or_execute", _compile_or_execute),
-                              ("_trace_and_compile", _trace_and_compile),
-                              ("_ensure_cache_manager", _ensure_cache_manager)):
-            setattr(cls, name, wrapper)
+        wrappers = {"__init__": __init__, "_compile_or_execute": _compile_or_execute,
+                    "_trace_and_compile": _trace_and_compile, "_ensure_cache_manager": _ensure_cache_manager}
+        for name in compat.PATCHED_METHODS:  # the list compat checks is the list patched
+            setattr(cls, name, wrappers[name])
 
     def _wrap(self, name):
         original = self._cls.__dict__[name]
