@@ -4,7 +4,7 @@
 
 #include <chrono>
 
-#include "launch/block_cost.hpp"
+#include "launch/cpu/block_cost.hpp"
 
 using flyrt::launch::block_cost;
 using namespace std::chrono_literals;

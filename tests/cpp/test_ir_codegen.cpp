@@ -1,5 +1,5 @@
-// The IR, its verifier and the CPU backend, without Python: build a module,
-// verify it, compile it to machine code and run it.
+// The IR, its verifier and the backends, without Python: build a module,
+// verify it, compile it for the CPU and run it, or to PTX for NVIDIA GPUs.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -8,6 +8,8 @@
 
 #include "flyrt/builder.hpp"
 #include "flyrt/verifier.hpp"
+#include "jit/code_bundle.hpp"
+#include "jit/compiler.hpp"
 #include "jit/jit_engine.hpp"
 
 using namespace flyrt;
@@ -60,7 +62,16 @@ void build_saxpy(ir::module& m)
         h.binary(ir::arith::div, h.binary(ir::arith::add, q[3], h.constant_int(i32, 31, 11), 11), block, 11);
     auto one = h.constant_int(i32, 1, 11);
     auto zero = h.constant_int(i32, 0, 11);
-    h.launch("saxpy", {grid, one, one, block, one, one, zero}, {q[0], q[1], q[2], q[3]}, 12);
+    auto stream = h.constant_int(ir::type{scalar::i64}, ir::default_stream, 11);
+    h.launch("saxpy", {grid, one, one, block, one, one, zero, stream}, {q[0], q[1], q[2], q[3]}, 12);
+}
+
+using entry_function = std::int32_t (*)(const std::uint64_t*, void* const*);
+
+// Compiles `m` for this CPU and loads it.
+jit::loaded_object load_for_cpu(const ir::module& m)
+{
+    return jit::loaded_object(jit::unpack(jit::compile(m, cpu_target(32))).host_objects);
 }
 
 std::uint64_t slot(const void* p)
@@ -75,10 +86,10 @@ TEST(IrCodegen, CompilesAndRunsALaunchOverAGrid)
     ir::module m;
     m.name = "saxpy";
     build_saxpy(m);
-    ASSERT_NO_THROW(ir::verify(m));
+    ASSERT_NO_THROW(ir::verify(m, cpu_target(32)));
 
-    jit::loaded_object code(jit::compile_to_objects(m));
-    auto entry = reinterpret_cast<std::int32_t (*)(const std::uint64_t*)>(code.address("launch"));
+    jit::loaded_object code = load_for_cpu(m);
+    auto entry = reinterpret_cast<entry_function>(code.address("launch"));
     std::vector<float> x(100), y(104, -1.0f);
     for (int i = 0; i < 100; ++i)
     {
@@ -89,7 +100,7 @@ TEST(IrCodegen, CompilesAndRunsALaunchOverAGrid)
     std::uint32_t a_bits;
     std::memcpy(&a_bits, &a, sizeof a);
     const std::uint64_t slots[] = {slot(x.data()), slot(y.data()), a_bits, 100};
-    ASSERT_EQ(entry(slots), 0);
+    ASSERT_EQ(entry(slots, nullptr), 0);
     for (int i = 0; i < 100; ++i)
     {
         EXPECT_EQ(y[i], 2.0f * i + 1.0f);
@@ -140,14 +151,18 @@ TEST(IrCodegen, LoopCarriedValuesAndWhileLoops)
             m, "run", ir::function_kind::host, {ptr_i64, i64}, {"out", "n"}, {"loops.py", 10});
         auto one = h.constant_int(i32, 1, 11);
         auto zero = h.constant_int(i32, 0, 11);
-        h.launch("loops", {one, one, one, one, one, one, zero}, {h.parameters()[0], h.parameters()[1]}, 11);
+        auto stream = h.constant_int(i64, ir::default_stream, 11);
+        h.launch("loops",
+                 {one, one, one, one, one, one, zero, stream},
+                 {h.parameters()[0], h.parameters()[1]},
+                 11);
     }
-    ASSERT_NO_THROW(ir::verify(m));
-    jit::loaded_object code(jit::compile_to_objects(m));
-    auto entry = reinterpret_cast<std::int32_t (*)(const std::uint64_t*)>(code.address("run"));
+    ASSERT_NO_THROW(ir::verify(m, cpu_target(32)));
+    jit::loaded_object code = load_for_cpu(m);
+    auto entry = reinterpret_cast<entry_function>(code.address("run"));
     std::int64_t out[2] = {0, 0};
     const std::uint64_t slots[] = {slot(out), 10};
-    ASSERT_EQ(entry(slots), 0);
+    ASSERT_EQ(entry(slots, nullptr), 0);
     EXPECT_EQ(out[0], 45);
     EXPECT_EQ(out[1], 4); // 10 -> 5 -> 2 -> 1 -> 0
 }
@@ -170,7 +185,7 @@ TEST(IrVerifier, RejectsAValueUsedOutsideItsRegion)
     k.store(k.parameters()[0], k.constant_int(i32, 0, 6), inner, 6);
     try
     {
-        ir::verify(m);
+        ir::verify(m, cpu_target(32));
         FAIL() << "the verifier accepted a value leaking out of a branch";
     }
     catch (const ir::verify_error& e)
@@ -186,14 +201,14 @@ TEST(IrVerifier, RejectsMismatchedTypesAndMisplacedOps)
     ir::module m;
     ir::function_builder h(m, "host", ir::function_kind::host, {i32, f32}, {"n", "a"}, {"h.py", 1});
     h.binary(ir::arith::add, h.parameters()[0], h.parameters()[1], 2);
-    EXPECT_THROW(ir::verify(m), ir::verify_error);
+    EXPECT_THROW(ir::verify(m, cpu_target(32)), ir::verify_error);
 
     ir::module m2;
     ir::function_builder h2(m2, "host", ir::function_kind::host, {}, {}, {"h.py", 1});
     h2.special(ir::special_register::thread_idx, 0, 3);
     try
     {
-        ir::verify(m2);
+        ir::verify(m2, cpu_target(32));
         FAIL();
     }
     catch (const ir::verify_error& e)
@@ -201,4 +216,35 @@ TEST(IrVerifier, RejectsMismatchedTypesAndMisplacedOps)
         EXPECT_EQ(e.loc.line, 3);
         EXPECT_NE(std::string(e.what()).find("only inside a kernel"), std::string::npos);
     }
+}
+
+TEST(NvptxCodegen, EmitsAPtxEntryThatLoadsAndStoresGlobalMemory)
+{
+    ir::module m;
+    m.name = "saxpy";
+    build_saxpy(m);
+    const target gpu = nvptx_target(9, 0);
+    ASSERT_NO_THROW(ir::verify(m, gpu));
+    const jit::compiled_code code = jit::unpack(jit::compile(m, gpu));
+    ASSERT_EQ(code.images.size(), 1u);
+    const jit::device_image& image = code.images[0];
+    EXPECT_EQ(image.kernel, "saxpy");
+    EXPECT_EQ(image.parameters, 4u);
+    EXPECT_NE(image.code.find(".target sm_90"), std::string::npos) << image.code;
+    EXPECT_NE(image.code.find(".visible .entry saxpy("), std::string::npos) << image.code;
+    EXPECT_NE(image.code.find("ld.global"), std::string::npos) << image.code;
+    EXPECT_NE(image.code.find("st.global"), std::string::npos) << image.code;
+    EXPECT_NE(image.code.find("%tid.x"), std::string::npos) << image.code;
+    EXPECT_EQ(image.code.find(".extern .func"), std::string::npos) << image.code;
+    // The launcher is host code that launches it through the kernel table.
+    EXPECT_FALSE(code.host_objects.empty());
+}
+
+TEST(NvptxCodegen, ArchitecturesBeyondLlvmGetItsNewestPtx)
+{
+    EXPECT_EQ(nvptx_target(8, 9).cpu, "sm_89");
+    EXPECT_EQ(nvptx_target(9, 0).features, "+ptx80");
+    EXPECT_EQ(nvptx_target(12, 0).cpu, "sm_90");
+    EXPECT_THROW(nvptx_target(5, 2), std::invalid_argument);
+    EXPECT_NE(nvptx_target(9, 0).id(), cpu_target(32).id());
 }

@@ -88,7 +88,7 @@ enum class opcode : std::uint8_t
     while_,    // inits...; regions: before(iters...), after(iters...)
     yield,     // values flowing out of a region
     condition, // cond, values...: ends a while's `before` region
-    launch,    // attr: callee; grid xyz, block xyz, smem, args...
+    launch,    // callee; grid xyz, block xyz, smem, stream, args... (launch_operands first)
     report,    // values...; callee: message with {} for each value. Records
                // the launch's first error (e.g. an out-of-bounds index)
     barrier,   // every thread of the block reaches it before any goes on
@@ -149,6 +149,12 @@ enum class special_register : std::uint8_t
 };
 
 using value_id = std::int32_t;
+
+// Operands of a launch before the kernel's arguments: grid xyz, block xyz and
+// smem bytes (Int32), then the stream (Int64; default_stream: the one the
+// launcher call runs on).
+inline constexpr std::size_t launch_operands = 8;
+inline constexpr std::int64_t default_stream = -1;
 
 struct region;
 

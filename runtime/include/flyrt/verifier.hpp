@@ -6,6 +6,7 @@
 #include <string>
 
 #include "flyrt/ir.hpp"
+#include "flyrt/target.hpp"
 
 namespace flyrt::ir
 {
@@ -21,7 +22,8 @@ public:
     location loc;
 };
 
-// Throws verify_error on the first problem found.
-void verify(const module& m);
+// Throws verify_error on the first problem found; `t` says what the target
+// supports (barriers in `while` loops, say).
+void verify(const module& m, const target& t);
 
 } // namespace flyrt::ir

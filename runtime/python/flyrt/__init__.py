@@ -1,4 +1,5 @@
-"""flyrt: a FlyDSL-style kernel DSL, traced to IR and compiled by LLVM.
+"""flyrt: a FlyDSL-style kernel DSL, traced to IR and compiled by LLVM for
+this machine's CPU or NVIDIA GPUs.
 
     import flyrt.compiler as flyc
     import flyrt.expr as fx
@@ -7,12 +8,11 @@
 import os
 
 from ._version import __version__
+from .targets import set_target
 
-_TARGETS = ("auto", "cpu")
-target = os.environ.get("FLYDSL_TARGET", "auto").lower()
-if target not in _TARGETS + ("hip", "cuda"):
-    raise ImportError(f"FLYDSL_TARGET={target!r}: expected one of auto, cpu, hip, cuda")
-if target in ("hip", "cuda"):
-    raise ImportError(f"FLYDSL_TARGET={target}: this build of flyrt has the CPU backend only")
+try:
+    set_target(os.environ.get("FLYDSL_TARGET", "auto"))
+except ValueError as problem:
+    raise ImportError(f"FLYDSL_TARGET={os.environ['FLYDSL_TARGET']!r}: {problem}") from None
 
-__all__ = ["__version__", "target"]
+__all__ = ["__version__", "set_target"]

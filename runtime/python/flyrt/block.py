@@ -1,9 +1,9 @@
 """Block-level SIMT: shared memory, barriers and warp shuffles.
 
-On the CPU backend a block's threads run as loops split at each barrier or
-shuffle (values crossing one live in per-thread slots), so all of these must
-be reached by every thread of the block: under a branch or loop that depends
-on the thread they are a compile error naming the line.
+Barriers and shuffles must be reached by every thread of the block: under a
+branch or loop that depends on the thread they are a compile error naming
+the line (on the CPU a block's threads run as loops split at each one). The
+warp size is the target's: 32 on NVIDIA GPUs; the CPU's is 32 or 64.
 """
 
 import math
@@ -11,28 +11,34 @@ import os
 
 from . import dtypes
 from .tensor import TensorValue
-from .tracing import current, line
+from .tracing import active, current, line
 from .values import Value, constant, convert
 
-_warp_size = int(os.environ.get("FLYDSL_CPU_WARP_SIZE", "32"))
-if _warp_size not in (32, 64):
-    raise ImportError(f"FLYDSL_CPU_WARP_SIZE={_warp_size}: the CPU target's warp size is 32 or 64")
+_cpu_warp_size = int(os.environ.get("FLYDSL_CPU_WARP_SIZE", "32"))
+if _cpu_warp_size not in (32, 64):
+    raise ImportError(f"FLYDSL_CPU_WARP_SIZE={_cpu_warp_size}: the CPU target's warp size is 32 or 64")
+
+
+def cpu_warp_size():
+    return _cpu_warp_size
 
 
 def warp_size():
-    """Threads per warp: a property of the target (the CPU's: 32 or 64)."""
-    return _warp_size
+    """Threads per warp of the target being traced for (outside a trace: the
+    CPU's, 32 or 64)."""
+    trace = active()
+    return trace.target.warp_size if trace is not None else _cpu_warp_size
 
 
 def set_warp_size(size):
     """Chooses the CPU target's warp size; compiled artifacts are dropped."""
-    global _warp_size
+    global _cpu_warp_size
     if size not in (32, 64):
         raise ValueError("the CPU target's warp size is 32 or 64")
-    if size != _warp_size:
+    if size != _cpu_warp_size:
         from . import invalidation
 
-        _warp_size = size
+        _cpu_warp_size = size
         for launcher in invalidation.launchers():
             launcher.cache_clear()
 
@@ -76,7 +82,7 @@ def thread_linear():
 
 
 def lane_id():
-    return thread_linear() % _warp_size
+    return thread_linear() % warp_size()
 
 
 def _shuffle_from(value, source_thread):
@@ -86,9 +92,10 @@ def _shuffle_from(value, source_thread):
 
 
 def _check_width(width):
-    width = _warp_size if width is None else int(width)
-    if width < 1 or width > _warp_size or width & (width - 1):
-        raise ValueError(f"shuffle width must be a power of two up to the warp size {_warp_size}, got {width}")
+    warp = warp_size()
+    width = warp if width is None else int(width)
+    if width < 1 or width > warp or width & (width - 1):
+        raise ValueError(f"shuffle width must be a power of two up to the warp size {warp}, got {width}")
     return width
 
 

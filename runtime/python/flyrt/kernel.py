@@ -11,7 +11,7 @@ from . import dtypes, tensor
 from .ast_rewrite import rewrite
 from .expr import Stream, Tensor, is_constexpr
 from .tracing import active, current, line
-from .values import Value, convert
+from .values import Value, constant, convert
 
 
 class KernelFunction:
@@ -48,7 +48,7 @@ class PendingLaunch:
         if name is None:
             name = self._trace(trace, params, signature)
         geometry = [convert(v, dtypes.Int32).id for v in (*_dim3(grid), *_dim3(block), smem)]
-        trace.builder.launch(name, geometry, natives, where)
+        trace.builder.launch(name, geometry + [_stream(stream).id], natives, where)
 
     def _classify(self):
         """Per parameter: how the kernel receives it, its native values in
@@ -57,9 +57,9 @@ class PendingLaunch:
         for pname, value in self.arguments.items():
             annotation = self.kernel.signature.parameters[pname].annotation
             if isinstance(value, tensor.TensorValue):
-                params.append(("tensor", value.dtype, value.ndim, value.contiguous))
+                params.append(("tensor", value.dtype, value.ndim, value.contiguous, value.index_bits))
                 natives.extend(value.native)
-                signature.append(("tensor", value.dtype.name, value.ndim, value.contiguous))
+                signature.append(("tensor", value.dtype.name, value.ndim, value.contiguous, value.index_bits))
             elif is_constexpr(annotation) or annotation is Stream or isinstance(value, Stream):
                 if isinstance(value, Value):
                     raise TypeError(f"kernel {self.kernel.name}: '{pname}' is a Constexpr but got a traced value")
@@ -85,7 +85,7 @@ class PendingLaunch:
         types, names = [], []
         for pname, p in zip(self.arguments, params):
             if p[0] == "tensor":
-                native = tensor.native_types(p[1], p[2])
+                native = tensor.native_types(p[1], p[2], p[4])
                 types.extend(native)
                 names.extend([pname] + [f"{pname}.shape{i}" for i in range(p[2])]
                              + [f"{pname}.stride{i}" for i in range(p[2])])
@@ -100,7 +100,7 @@ class PendingLaunch:
         for pname, p in zip(self.arguments, params):
             if p[0] == "tensor":
                 count = 1 + 2 * p[2]
-                args[pname] = tensor.TensorValue(pname, p[1], ids[:count], p[3])
+                args[pname] = tensor.TensorValue(pname, p[1], ids[:count], p[3], p[4])
                 ids = ids[count:]
             elif p[0] == "scalar":
                 args[pname] = Value(ids.pop(0), p[1])
@@ -113,6 +113,24 @@ class PendingLaunch:
             trace.builders.pop()
         trace.kernels[(kernel, signature)] = name
         return name
+
+
+def _stream(stream):
+    """A launch's stream as a traced Int64 handle: None (or fx.Stream(None))
+    is the launcher call's own stream."""
+    while isinstance(stream, Stream):
+        stream = stream.handle
+    if stream is None:
+        return constant(_DEFAULT_STREAM, dtypes.Int64)
+    if isinstance(stream, Value):
+        return convert(stream, dtypes.Int64)
+    if isinstance(stream, int):
+        return constant(stream, dtypes.Int64)
+    raise TypeError(f"stream= takes None, an int handle, fx.Stream or a launcher's fx.Stream parameter, not "
+                    f"{type(stream).__name__}")
+
+
+_DEFAULT_STREAM = -1  # ir::default_stream
 
 
 def _dim3(value):

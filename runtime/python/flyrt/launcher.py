@@ -12,10 +12,11 @@ import time
 import weakref
 from collections import namedtuple
 
-import numpy as np
 
-from . import _core, compile_log, disk_cache, dtypes, factories, fp8, invalidation, specialization, tensor
+from . import _core, block, compile_log, disk_cache, dtypes, factories, invalidation, specialization, targets, tensor
 from ._version import __version__
+from .drivers import cpu as cpu_driver
+from .drivers import cuda as cuda_driver
 from .ast_rewrite import rewrite, traceable
 from .dependencies import DependencyRecord
 from .errors import KernelError, raise_at
@@ -26,14 +27,19 @@ from .values import Value
 CacheInfo = namedtuple("CacheInfo", "hits misses compiles evictions size")
 
 
-def _compiler_id():
-    """Names the compiler build and target, for disk-cache keys."""
+@functools.lru_cache(maxsize=None)
+def _compiler_build():
     with open(_core.__file__, "rb") as f:
-        build = hashlib.sha256(f.read()).hexdigest()[:16]
-    return f"flyrt {__version__} {build} {_core.host_target_id()}"
+        return f"flyrt {__version__} {hashlib.sha256(f.read()).hexdigest()[:16]}"
 
 
-_COMPILER_ID = None
+def _compiler_id(target):
+    """Names the compiler build, this CPU (host code) and the kernels' target,
+    for disk-cache keys: not the device, so identical GPUs share entries."""
+    parts = [_compiler_build(), "host " + targets.cpu(32).id, "kernels " + target.id]
+    if target.kind == _core.TargetKind.nvptx:
+        parts.append("libdevice " + cuda_driver.libdevice_digest())
+    return " ".join(parts)
 
 
 def _param_spec(name, parameter):
@@ -62,27 +68,33 @@ def _param_spec(name, parameter):
 
 
 def _adapt_tensor(value, name):
-    """A numpy view of a tensor numpy cannot see directly (torch, DLPack)."""
-    try:
-        import torch
-    except ImportError:
-        torch = None
-    if torch is not None and isinstance(value, torch.Tensor):
-        if value.device.type != "cpu":
-            raise ValueError(f"argument '{name}': the CPU backend needs CPU tensors, got one on {value.device}")
-        formats = {torch.float8_e4m3fnuz: "e4m3fnuz", torch.float8_e4m3fn: "e4m3fn"}
-        if value.dtype in formats:
-            return fp8.as_fp8(value.detach().view(torch.uint8).numpy(), formats[value.dtype])
-        if value.dtype == torch.bfloat16:
-            return value.detach().view(torch.int16).numpy().view(dtypes.BFLOAT16_STORAGE)
-        return value.detach().numpy()
-    if hasattr(value, "__dlpack__"):
-        return np.from_dlpack(value)
+    """A tensor the C++ dispatcher cannot read itself: a numpy view of a
+    host tensor, or a device tensor's description (drivers.cuda)."""
+    host = cpu_driver.host_view(value, name)
+    if host is not None:
+        return host
+    device = cuda_driver.device_tensor(value, name)
+    if device is not None:
+        return device
     raise TypeError(f"argument '{name}' must be a numpy array or a torch tensor, not {type(value).__name__}")
 
 
+class Lowered:
+    """A launcher compiled for one specialization without running it
+    (``launcher.lower(...)``): its IR and the code each kernel became."""
+
+    def __init__(self, target, ir, payload):
+        self.target = target
+        self.ir = ir  # flyrt's IR, as text
+        self.payload = payload
+        self.device_code = dict(_core.device_images(payload))  # kernel name -> PTX (GPU targets)
+
+    def __repr__(self):
+        return f"<flyrt lowered for {self.target.id}: kernels {sorted(self.device_code)}>"
+
+
 class JitFunction(_core.Dispatcher):
-    def __init__(self, fn):
+    def __init__(self, fn, target=None):
         self.fn = fn
         self.__name__ = fn.__name__
         self.__qualname__ = fn.__qualname__
@@ -93,6 +105,7 @@ class JitFunction(_core.Dispatcher):
         specs = [_param_spec(n, p) for n, p in self.signature.parameters.items()]
         me = weakref.ref(self)  # the dispatcher must not keep its launcher alive
         super().__init__(
+            fn.__qualname__,
             specs,
             lambda bound, key: me()._compile(bound, key),
             lambda *a, **k: me()._inline(*a, **k),
@@ -102,6 +115,8 @@ class JitFunction(_core.Dispatcher):
         self._history = {}  # specialization key -> DependencyRecords, oldest first
         self._factory = factories.creator_of(fn)
         self.last_reasons = None  # why the latest artifact went stale
+        if target is not None:
+            self.set_target(target)
         invalidation.register(self)
 
     def __repr__(self):
@@ -114,6 +129,30 @@ class JitFunction(_core.Dispatcher):
 
     def cache_info(self):
         return CacheInfo(*self._counters())
+
+    def set_target(self, name):
+        """Where this launcher runs, over the default: "auto" (by its
+        tensors), "cpu" or "cuda"."""
+        self._target_code = targets.code_of(name)
+
+    @property
+    def target(self):
+        return targets.NAMES[self._target_code]
+
+    def lower(self, *args, target="cuda", arch=None, **kwargs):
+        """Traces and compiles the launcher for `args` without running it:
+        host arrays stand for device tensors of their shape and dtype. For
+        the cuda target, `arch` (e.g. "sm_90") names the GPU, else GPU 0's."""
+        code = targets.code_of(target)
+        bound, key = self._specialize(args, kwargs, code)
+        specs = specialization.decode(key, bound)
+        if code == targets.CUDA:
+            description = cuda_driver.arch_target(arch) if arch else cuda_driver.target(0)
+        else:
+            description = targets.description(code, 0, block.cpu_warp_size())
+        trace, _ = self._trace(specs, dict(zip(self.signature.parameters, bound)), description)
+        payload, _ = trace.module.compile(description)
+        return Lowered(description, str(trace.module), payload)
 
     def cache_clear(self):
         """Drops every compiled artifact; the next call compiles again."""
@@ -162,16 +201,19 @@ class JitFunction(_core.Dispatcher):
     def _inline(self, *args, **kwargs):
         return traceable(self.fn)(*args, **kwargs)
 
-    def _trace(self, specs, bound):
-        trace = Trace(self.__name__)
+    def _trace(self, specs, bound, target):
+        trace = Trace(self.__name__, target)
         types, names = [], []
         for (pname, value), spec in zip(bound.items(), specs):
             if isinstance(spec, specialization.TensorSpec):
-                types.extend(tensor.native_types(spec.dtype, spec.ndim))
+                types.extend(tensor.native_types(spec.dtype, spec.ndim, spec.index_bits))
                 names.extend([pname] + [f"{pname}.shape{i}" for i in range(spec.ndim)]
                              + [f"{pname}.stride{i}" for i in range(spec.ndim)])
             elif isinstance(spec, specialization.ScalarSpec):
                 types.append(spec.dtype.ir_type)
+                names.append(pname)
+            elif isinstance(spec, specialization.StreamSpec):
+                types.append(dtypes.Int64.ir_type)
                 names.append(pname)
         code = self.fn.__code__
         host_name = trace.unique_name(self.__name__)
@@ -182,10 +224,12 @@ class JitFunction(_core.Dispatcher):
         for (pname, value), spec in zip(bound.items(), specs):
             if isinstance(spec, specialization.TensorSpec):
                 count = 1 + 2 * spec.ndim
-                args[pname] = tensor.TensorValue(pname, spec.dtype, ids[:count], spec.contiguous)
+                args[pname] = tensor.TensorValue(pname, spec.dtype, ids[:count], spec.contiguous, spec.index_bits)
                 ids = ids[count:]
             elif isinstance(spec, specialization.ScalarSpec):
                 args[pname] = Value(ids.pop(0), spec.dtype)
+            elif isinstance(spec, specialization.StreamSpec):
+                args[pname] = Value(ids.pop(0), dtypes.Int64)  # a driver's stream handle
             else:
                 args[pname] = value
         trace.builders.append(builder)
@@ -193,19 +237,22 @@ class JitFunction(_core.Dispatcher):
             trace.recorder.function(self._factory.function)  # its code built this launcher
         with tracing(trace):
             rewrite(self.fn)(**args)
-        problem = trace.module.verify()
+        problem = trace.module.verify(target)
         if problem is not None:
             message, filename, lineno = problem
             raise_at(KernelError(message, filename, lineno), filename, lineno)
         return trace, host_name
 
     def _compile(self, bound_args, key):
-        global _COMPILER_ID
         self._check_factory()
         start = time.perf_counter()
         bound = dict(zip(self.signature.parameters, bound_args))
         specs = specialization.decode(key, bound_args)
+        code, device = key[1], key[2]
+        target = targets.description(code, device, block.cpu_warp_size())
         described = ", ".join(s.describe() for s in specs)
+        if code != targets.CPU:
+            described = f"{targets.where(code, device, target)}: {described}"
         history = self._history.setdefault(key, [])
         for earlier in reversed(history):
             if not earlier.changes():  # A -> B -> A: A's artifact again, no compile
@@ -215,20 +262,18 @@ class JitFunction(_core.Dispatcher):
                     (time.perf_counter() - start) * 1e3, "reused"))
                 return earlier.artifact, False
         stale = next((r.last_reason for r in reversed(history) if r.last_reason), None)
-        trace, host_name = self._trace(specs, bound)
-        if _COMPILER_ID is None:
-            _COMPILER_ID = _compiler_id()
+        trace, host_name = self._trace(specs, bound, target)
         ir_text = str(trace.module)
         self.last_ir = ir_text  # for inspection: what the latest compile traced
-        digest = hashlib.sha256(f"{_COMPILER_ID}\n{ir_text}".encode()).hexdigest()
+        digest = hashlib.sha256(f"{_compiler_id(target)}\n{ir_text}".encode()).hexdigest()
         use_disk = disk_cache.enabled()
-        obj = disk_cache.load(digest) if use_disk else None
-        compiled = obj is None
+        payload = disk_cache.load(digest) if use_disk else None
+        compiled = payload is None
         if compiled:
-            obj, _ = trace.module.compile()
+            payload, _ = trace.module.compile(target)
             if use_disk:
-                disk_cache.store(digest, obj)
-        artifact = _core.load_artifact(obj, host_name)
+                disk_cache.store(digest, payload)
+        artifact = _core.load_artifact(payload, host_name, target, device)
         record = DependencyRecord(trace.recorder, self.__qualname__)
         record.artifact, artifact.record, artifact.guard = artifact, record, record.guard
         history.append(record)
@@ -244,8 +289,9 @@ class JitFunction(_core.Dispatcher):
         return artifact, compiled
 
 
-def jit(fn=None):
-    """Decorator: a host launcher compiled per specialization."""
+def jit(fn=None, *, target=None):
+    """Decorator: a host launcher compiled per specialization; `target`
+    ("auto", "cpu", "cuda") fixes where it runs."""
     if fn is None:
-        return jit
-    return JitFunction(fn)
+        return lambda f: JitFunction(f, target=target)
+    return JitFunction(fn, target=target)

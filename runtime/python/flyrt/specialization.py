@@ -6,7 +6,8 @@ from dataclasses import dataclass
 from . import _core, dtypes, fp8
 
 TENSOR, SCALAR, CONST_INT, CONST_OBJECT, CONST_BOOL, STREAM = 1, 2, 3, 4, 5, 6
-_KEY_WIDTH = {TENSOR: 4, SCALAR: 2, CONST_INT: 2, CONST_OBJECT: 2, CONST_BOOL: 2, STREAM: 1}
+_KEY_WIDTH = {TENSOR: 5, SCALAR: 2, CONST_INT: 2, CONST_OBJECT: 2, CONST_BOOL: 2, STREAM: 1}
+PREFIX = 3  # compile mode (bounds checks), target code, device index
 
 # param_kind and scalar_class of dispatcher.hpp
 PARAM_TENSOR, PARAM_SCALAR, PARAM_CONSTEXPR, PARAM_STREAM = 0, 1, 2, 3
@@ -18,10 +19,12 @@ class TensorSpec:
     dtype: dtypes.DType
     ndim: int
     contiguous: bool
+    index_bits: int = 32  # 64 when a shape or stride does not fit in Int32
 
     def describe(self):
         layout = "contiguous" if self.contiguous else "strided"
-        return f"{self.dtype.name}[{self.ndim}-d, {layout}]"
+        wide = ", 64-bit indices" if self.index_bits == 64 else ""
+        return f"{self.dtype.name}[{self.ndim}-d, {layout}{wide}]"
 
 
 @dataclass(frozen=True)
@@ -48,15 +51,15 @@ class StreamSpec:
 
 def decode(key, bound_args):
     """One spec per parameter, from the key and the call's bound arguments.
-    The key's first entry is the compile mode (bounds checks), read by the
-    tracer from the environment as well."""
-    specs, pos = [], 1
+    The key starts with the compile mode (bounds checks, read by the tracer
+    from the environment as well), the target and the device."""
+    specs, pos = [], PREFIX
     for value in bound_args:
         tag = key[pos]
         if tag == TENSOR:
             code = key[pos + 1]
             dtype = fp8.BY_KEY_CODE[code] if code in fp8.BY_KEY_CODE else dtypes.from_scalar(_core.Scalar(code))
-            specs.append(TensorSpec(dtype, key[pos + 2], bool(key[pos + 3])))
+            specs.append(TensorSpec(dtype, key[pos + 2], bool(key[pos + 3]), key[pos + 4]))
         elif tag == SCALAR:
             specs.append(ScalarSpec(SCALAR_CLASSES[key[pos + 1]]))
         elif tag in (CONST_INT, CONST_OBJECT, CONST_BOOL):

@@ -20,14 +20,16 @@ def bounds_checking():
 class TensorValue:
     """A tensor argument as a launcher or kernel sees it while tracing."""
 
-    def __init__(self, name, dtype, native, contiguous):
+    def __init__(self, name, dtype, native, contiguous, index_bits=32):
         ndim = (len(native) - 1) // 2
+        index = dtypes.Int64 if index_bits == 64 else dtypes.Int32
         self.name = name
         self.dtype = dtype
         self.native = list(native)  # value ids: pointer, shape..., strides...
         self.pointer = native[0]
-        self._shape = [Value(v, dtypes.Int32) for v in native[1 : 1 + ndim]]
-        self._strides = [Value(v, dtypes.Int32) for v in native[1 + ndim :]]
+        self.index_bits = index_bits
+        self._shape = [Value(v, index) for v in native[1 : 1 + ndim]]
+        self._strides = [Value(v, index) for v in native[1 + ndim :]]
         if contiguous and ndim > 0:
             self._strides[-1] = 1  # known, so inner loops vectorize
         self.contiguous = contiguous
@@ -157,7 +159,8 @@ def pointer_type(dtype):
     return _core.Type(_core.Scalar.ptr, dtype.scalar)
 
 
-def native_types(dtype, ndim):
-    """IR types of a tensor's native values: pointer, shape, strides."""
-    i32 = dtypes.Int32.ir_type
-    return [pointer_type(dtype)] + [i32] * (2 * ndim)
+def native_types(dtype, ndim, index_bits=32):
+    """IR types of a tensor's native values: pointer, shape, strides (Int32,
+    or Int64 for a tensor specialized on 64-bit indexing)."""
+    index = (dtypes.Int64 if index_bits == 64 else dtypes.Int32).ir_type
+    return [pointer_type(dtype)] + [index] * (2 * ndim)

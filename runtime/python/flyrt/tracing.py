@@ -13,10 +13,11 @@ _state = threading.local()
 
 
 class Trace:
-    """One launcher being traced into one IR module."""
+    """One launcher being traced into one IR module, for one target."""
 
-    def __init__(self, name):
+    def __init__(self, name, target):
         self.module = _core.Module(name)
+        self.target = target  # a _core.Target: what the kernels run on
         self.builders = []  # function builders, innermost last
         self.kernels = {}  # (kernel, signature) -> traced kernel name
         self.names = set()

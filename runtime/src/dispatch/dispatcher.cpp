@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "../launch/cpu_launch.hpp"
+#include "../launch/launch_status.hpp"
 #include "flyrt/ir.hpp"
 
 namespace py = pybind11;
@@ -20,6 +20,7 @@ namespace
 {
 
 thread_local bool t_tracing = false;
+target_choice g_default_target = target_choice::automatic;
 
 // Leading entry of each parameter's part of the key (decoded by Python:
 // flyrt/specialization.py).
@@ -70,7 +71,8 @@ bool is_bfloat16(const PyArray_Descr* d)
         return false;
     }
     PyObject* name = PyDict_GetItemString(metadata, "flyrt_dtype");
-    return name != nullptr && PyUnicode_Check(name) && PyUnicode_CompareWithASCIIString(name, "bfloat16") == 0;
+    return name != nullptr && PyUnicode_Check(name) &&
+           PyUnicode_CompareWithASCIIString(name, "bfloat16") == 0;
 }
 
 std::int64_t dtype_code(PyArrayObject* array)
@@ -154,6 +156,16 @@ std::uint64_t bits_of_double(double value)
 
 } // namespace
 
+void set_default_target(target_choice choice)
+{
+    g_default_target = choice;
+}
+
+target_choice default_target()
+{
+    return g_default_target;
+}
+
 void set_tracing(bool tracing)
 {
     t_tracing = tracing;
@@ -176,10 +188,18 @@ std::size_t key_hash::operator()(const key_type& key) const noexcept
 
 struct dispatcher::call_state
 {
+    struct tensor_device
+    {
+        std::size_t param;
+        device_type type;
+        int index;
+    };
+
     std::vector<PyObject*> bound; // borrowed: one argument per parameter
     key_type key;
     std::vector<std::uint64_t> slots;
     std::vector<py::object> keep_alive; // arrays made by the adapter
+    std::vector<tensor_device> devices; // where each tensor argument lives
 
     void clear()
     {
@@ -187,6 +207,27 @@ struct dispatcher::call_state
         key.clear();
         slots.clear();
         keep_alive.clear();
+        devices.clear();
+    }
+
+    py::tuple bound_tuple() const
+    {
+        py::tuple out(bound.size());
+        for (std::size_t i = 0; i < bound.size(); ++i)
+        {
+            out[i] = py::handle(bound[i]);
+        }
+        return out;
+    }
+
+    py::tuple key_tuple() const
+    {
+        py::tuple out(key.size());
+        for (std::size_t i = 0; i < key.size(); ++i)
+        {
+            out[i] = py::int_(key[i]);
+        }
+        return out;
     }
 };
 
@@ -219,57 +260,157 @@ private:
 thread_local std::vector<std::unique_ptr<dispatcher::call_state>> dispatcher::scratch::t_states;
 thread_local std::size_t dispatcher::scratch::t_depth = 0;
 
-dispatcher::dispatcher(std::vector<param_spec> params,
+dispatcher::dispatcher(std::string name,
+                       std::vector<param_spec> params,
                        py::object compile,
                        py::object inline_call,
                        py::object adapt,
                        py::object revalidate)
-    : m_params(std::move(params)), m_compile(std::move(compile)), m_inline(std::move(inline_call)),
-      m_adapt(std::move(adapt)), m_revalidate(std::move(revalidate))
+    : m_name(std::move(name)), m_params(std::move(params)), m_compile(std::move(compile)),
+      m_inline(std::move(inline_call)), m_adapt(std::move(adapt)), m_revalidate(std::move(revalidate))
 {
 }
 
 void dispatcher::describe_tensor(std::size_t index, PyObject* value, call_state& state)
 {
-    if (!PyArray_Check(value))
+    const std::string& name = m_params[index].name;
+    tensor_view view;
+    if (!PyArray_Check(value) && !describe_torch_cuda(value, name, view))
     {
-        py::object adapted = m_adapt(py::handle(value), m_params[index].name);
+        py::object adapted = m_adapt(py::handle(value), name);
         state.keep_alive.push_back(adapted);
         value = adapted.ptr();
         if (!PyArray_Check(value))
         {
-            throw py::type_error("argument '" + m_params[index].name + "': the tensor adapter returned " +
-                                 std::string(Py_TYPE(value)->tp_name) + ", not a numpy array");
+            describe_device_tuple(value, name, view);
         }
     }
-    auto* array = reinterpret_cast<PyArrayObject*>(value);
-    const std::int64_t dtype = dtype_code(array);
-    if (dtype < 0)
+    if (PyArray_Check(value))
     {
-        throw py::type_error(
-            "argument '" + m_params[index].name + "': unsupported tensor dtype " +
-            py::str(py::handle(reinterpret_cast<PyObject*>(PyArray_DESCR(array)))).cast<std::string>());
-    }
-    const int ndim = PyArray_NDIM(array);
-    const npy_intp itemsize = PyArray_ITEMSIZE(array);
-    const bool contiguous = PyArray_IS_C_CONTIGUOUS(array) != 0;
-    state.key.insert(state.key.end(), {tag_tensor, dtype, ndim, contiguous ? 1 : 0});
-    state.slots.push_back(reinterpret_cast<std::uint64_t>(PyArray_DATA(array)));
-    const npy_intp* shape = PyArray_DIMS(array);
-    const npy_intp* strides = PyArray_STRIDES(array);
-    for (int d = 0; d < ndim; ++d)
-    {
-        state.slots.push_back(static_cast<std::uint64_t>(shape[d]));
-    }
-    for (int d = 0; d < ndim; ++d)
-    {
-        if (strides[d] % itemsize != 0)
+        auto* array = reinterpret_cast<PyArrayObject*>(value);
+        view.dtype = dtype_code(array);
+        if (view.dtype < 0)
         {
-            throw py::value_error("argument '" + m_params[index].name +
-                                  "': strides that are not a multiple of the element size are not supported");
+            throw py::type_error(
+                "argument '" + name + "': unsupported tensor dtype " +
+                py::str(py::handle(reinterpret_cast<PyObject*>(PyArray_DESCR(array)))).cast<std::string>());
         }
-        state.slots.push_back(static_cast<std::uint64_t>(strides[d] / itemsize));
+        view.ndim = PyArray_NDIM(array);
+        if (view.ndim > tensor_view::max_dims)
+        {
+            throw py::type_error("argument '" + name + "': tensors have at most " +
+                                 std::to_string(tensor_view::max_dims) + " dimensions");
+        }
+        const npy_intp itemsize = PyArray_ITEMSIZE(array);
+        for (int d = 0; d < view.ndim; ++d)
+        {
+            if (PyArray_STRIDES(array)[d] % itemsize != 0)
+            {
+                throw py::value_error(
+                    "argument '" + name +
+                    "': strides that are not a multiple of the element size are not supported");
+            }
+            view.shape[d] = PyArray_DIMS(array)[d];
+            view.strides[d] = PyArray_STRIDES(array)[d] / itemsize;
+        }
+        view.data = reinterpret_cast<std::uint64_t>(PyArray_DATA(array));
+        view.contiguous = PyArray_IS_C_CONTIGUOUS(array) != 0;
     }
+    state.devices.push_back({index, view.device, view.device_index});
+    const std::int64_t index_bits = fits_int32(view) ? 32 : 64;
+    state.key.insert(state.key.end(),
+                     {tag_tensor, view.dtype, view.ndim, view.contiguous ? 1 : 0, index_bits});
+    state.slots.push_back(view.data);
+    for (int d = 0; d < view.ndim; ++d)
+    {
+        state.slots.push_back(static_cast<std::uint64_t>(view.shape[d]));
+    }
+    for (int d = 0; d < view.ndim; ++d)
+    {
+        state.slots.push_back(static_cast<std::uint64_t>(view.strides[d]));
+    }
+}
+
+void dispatcher::describe_stream(std::size_t index, PyObject* value, call_state& state)
+{
+    // None or fx.Stream(None): the launcher call's stream; else a driver
+    // handle, as an int, a torch / cupy stream, or fx.Stream(handle).
+    static PyObject* cuda_stream = PyUnicode_InternFromString("cuda_stream");
+    static PyObject* handle = PyUnicode_InternFromString("handle");
+    py::object held = py::reinterpret_borrow<py::object>(value);
+    for (int depth = 0; depth < 4; ++depth)
+    {
+        if (held.is_none())
+        {
+            state.key.push_back(tag_stream);
+            state.slots.push_back(static_cast<std::uint64_t>(ir::default_stream));
+            return;
+        }
+        if (PyLong_Check(held.ptr()))
+        {
+            state.key.push_back(tag_stream);
+            state.slots.push_back(static_cast<std::uint64_t>(held.cast<std::int64_t>()));
+            return;
+        }
+        PyObject* inner = PyObject_HasAttr(held.ptr(), cuda_stream)
+                              ? PyObject_GetAttr(held.ptr(), cuda_stream)
+                          : PyObject_HasAttr(held.ptr(), handle) ? PyObject_GetAttr(held.ptr(), handle)
+                                                                 : nullptr;
+        if (inner == nullptr)
+        {
+            break;
+        }
+        held = py::reinterpret_steal<py::object>(inner);
+    }
+    throw py::type_error("argument '" + m_params[index].name +
+                         "' must be a stream: None, an int handle, fx.Stream or a torch.cuda.Stream, not " +
+                         std::string(Py_TYPE(value)->tp_name));
+}
+
+void dispatcher::choose_target(call_state& state)
+{
+    const target_choice asked = m_target != target_choice::automatic ? m_target : default_target();
+    const call_state::tensor_device* gpu = nullptr;
+    const call_state::tensor_device* host = nullptr;
+    for (const auto& d : state.devices)
+    {
+        const call_state::tensor_device*& first = d.type == device_type::cuda ? gpu : host;
+        first = first != nullptr ? first : &d;
+    }
+    const target_choice chosen = asked != target_choice::automatic
+                                     ? asked
+                                     : (gpu != nullptr ? target_choice::cuda : target_choice::cpu);
+    int device = 0;
+    if (chosen == target_choice::cuda)
+    {
+        if (host != nullptr)
+        {
+            throw py::value_error("argument '" + m_params[host->param].name +
+                                  "' is a host array, but launcher " + m_name + " runs on CUDA" +
+                                  (gpu != nullptr ? "" : " (as chosen)") +
+                                  ": pass a CUDA tensor (flyrt makes no copies)");
+        }
+        for (const auto& d : state.devices)
+        {
+            if (d.index != state.devices.front().index)
+            {
+                throw py::value_error("argument '" + m_params[d.param].name +
+                                      "' is on cuda:" + std::to_string(d.index) + " but '" +
+                                      m_params[state.devices.front().param].name +
+                                      "' is on cuda:" + std::to_string(state.devices.front().index) +
+                                      ": a launch runs on one device");
+            }
+        }
+        device = gpu != nullptr ? gpu->index : 0;
+    }
+    else if (gpu != nullptr)
+    {
+        throw py::value_error("argument '" + m_params[gpu->param].name +
+                              "' is on cuda:" + std::to_string(gpu->index) + ", but launcher " + m_name +
+                              " runs on the CPU (as chosen): pass host arrays, or choose the cuda target");
+    }
+    state.key[1] = static_cast<std::int64_t>(chosen);
+    state.key[2] = device;
 }
 
 void dispatcher::describe_scalar(std::size_t index, PyObject* value, call_state& state)
@@ -393,17 +534,13 @@ void dispatcher::describe(std::size_t index, PyObject* value, call_state& state)
         describe_constexpr(value, state);
         break;
     case param_kind::stream:
-        state.key.push_back(tag_stream); // the CPU runs launches synchronously
+        describe_stream(index, value, state);
         break;
     }
 }
 
-py::object dispatcher::call(PyObject* args, PyObject* kwargs)
+void dispatcher::specialize(PyObject* args, PyObject* kwargs, call_state& state)
 {
-    if (t_tracing)
-    {
-        return py::reinterpret_steal<py::object>(PyObject_Call(m_inline.ptr(), args, kwargs));
-    }
     const std::size_t count = m_params.size();
     const auto given = static_cast<std::size_t>(PyTuple_GET_SIZE(args));
     if (given > count)
@@ -411,8 +548,6 @@ py::object dispatcher::call(PyObject* args, PyObject* kwargs)
         throw py::type_error("the launcher takes " + std::to_string(count) + " arguments but " +
                              std::to_string(given) + " were given");
     }
-    scratch held;
-    call_state& state = *held;
     state.bound.assign(count, nullptr);
     for (std::size_t i = 0; i < given; ++i)
     {
@@ -457,11 +592,33 @@ py::object dispatcher::call(PyObject* args, PyObject* kwargs)
         }
     }
 
-    state.key.push_back(compile_mode());
+    // Key: compile mode, target, device, then each parameter's part.
+    state.key.insert(state.key.end(), {compile_mode(), 0, 0});
     for (std::size_t i = 0; i < count; ++i)
     {
         describe(i, state.bound[i], state);
     }
+}
+
+py::tuple dispatcher::specialize_for(PyObject* args, PyObject* kwargs, target_choice target)
+{
+    scratch held;
+    call_state& state = *held;
+    specialize(args, kwargs, state);
+    state.key[1] = static_cast<std::int64_t>(target);
+    return py::make_tuple(state.bound_tuple(), state.key_tuple());
+}
+
+py::object dispatcher::call(PyObject* args, PyObject* kwargs)
+{
+    if (t_tracing)
+    {
+        return py::reinterpret_steal<py::object>(PyObject_Call(m_inline.ptr(), args, kwargs));
+    }
+    scratch held;
+    call_state& state = *held;
+    specialize(args, kwargs, state);
+    choose_target(state);
 
     artifact* found = nullptr;
     std::shared_ptr<artifact> keep; // only a compile may drop the entry during the call
@@ -482,17 +639,7 @@ py::object dispatcher::call(PyObject* args, PyObject* kwargs)
     else
     {
         ++m_counters.misses;
-        py::tuple bound_args(count);
-        for (std::size_t i = 0; i < count; ++i)
-        {
-            bound_args[i] = py::handle(state.bound[i]);
-        }
-        py::tuple key(state.key.size());
-        for (std::size_t i = 0; i < state.key.size(); ++i)
-        {
-            key[i] = py::int_(state.key[i]);
-        }
-        py::tuple made = m_compile(bound_args, key);
+        py::tuple made = m_compile(state.bound_tuple(), state.key_tuple());
         keep = made[0].cast<std::shared_ptr<artifact>>();
         found = keep.get();
         if (made[1].cast<bool>())
@@ -502,14 +649,18 @@ py::object dispatcher::call(PyObject* args, PyObject* kwargs)
         m_cache.emplace(state.key, keep);
     }
     ++found->hits;
-    const std::int32_t status = found->entry(state.slots.data());
+    if (state.key[1] == static_cast<std::int64_t>(target_choice::cuda))
+    {
+        launch::set_call_stream(torch_current_stream(static_cast<int>(state.key[2])));
+    }
+    const std::int32_t status = found->entry(state.slots.data(), found->kernel_table.data());
     if (status == launch::status_reported)
     {
         throw py::index_error(launch::last_error());
     }
     if (status != 0)
     {
-        throw std::runtime_error(launch::last_error());
+        throw std::runtime_error("launcher " + m_name + ": " + launch::last_error());
     }
     return py::none();
 }

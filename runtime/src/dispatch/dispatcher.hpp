@@ -17,7 +17,9 @@
 #include <pybind11/pybind11.h>
 
 #include "../jit/jit_engine.hpp"
+#include "../launch/device_kernel.hpp"
 #include "dependency_guard.hpp"
+#include "tensor_view.hpp"
 
 namespace flyrt::dispatch
 {
@@ -50,11 +52,26 @@ struct param_spec
     pybind11::object default_value; // null handle: required
 };
 
+// Where a launcher's kernels run; key codes (flyrt/targets.py), also the
+// values of FLYDSL_TARGET after "auto".
+enum class target_choice : std::int8_t
+{
+    automatic = -1, // by the tensors: CUDA tensors run on CUDA, else the CPU
+    cpu = 0,
+    cuda = 1,
+};
+
+// The target every launcher without its own choice runs on.
+void set_default_target(target_choice choice);
+target_choice default_target();
+
 // Compiled code for one specialization, and what it was compiled from.
 struct artifact
 {
+    std::vector<std::unique_ptr<launch::device_kernel>> kernels; // loaded on the key's device
+    std::vector<launch::device_kernel*> kernel_table;            // what the entry gets
     std::shared_ptr<jit::loaded_object> code;
-    std::int32_t (*entry)(const std::uint64_t* slots) = nullptr;
+    std::int32_t (*entry)(const std::uint64_t* slots, launch::device_kernel* const* kernels) = nullptr;
     std::uint64_t hits = 0;
     std::shared_ptr<dependency_guard> guard; // null: depends on nothing watched
     pybind11::object record;                 // Python's account of the dependencies
@@ -87,7 +104,8 @@ public:
     // `adapt(value) -> numpy.ndarray`: a tensor numpy cannot see directly
     // `revalidate(record) -> bool`: after the guard saw a change, whether
     //     the artifact still holds (else it is evicted and recompiled)
-    dispatcher(std::vector<param_spec> params,
+    dispatcher(std::string name,
+               std::vector<param_spec> params,
                pybind11::object compile,
                pybind11::object inline_call,
                pybind11::object adapt,
@@ -95,6 +113,9 @@ public:
 
     // The launcher's tp_call: `args` a tuple, `kwargs` a dict or null.
     pybind11::object call(PyObject* args, PyObject* kwargs);
+    // (bound arguments, key) of a call for `target` without running it, for
+    // compiling ahead (host arrays stand for device tensors).
+    pybind11::tuple specialize_for(PyObject* args, PyObject* kwargs, target_choice target);
 
     const cache_counters& counters() const { return m_counters; }
     std::size_t size() const { return m_cache.size(); }
@@ -105,17 +126,27 @@ public:
     std::vector<key_type> keys() const;
     std::vector<std::pair<key_type, std::shared_ptr<artifact>>> entries() const;
     const std::vector<param_spec>& params() const { return m_params; }
+    // This launcher's own target, over the default one.
+    void set_target(target_choice choice) { m_target = choice; }
+    target_choice target() const { return m_target; }
 
 private:
     struct call_state;
     class scratch;
 
+    // Binds a call's arguments and describes them into `state`: key and slots.
+    void specialize(PyObject* args, PyObject* kwargs, call_state& state);
     // Fills `state` from one bound argument; false: not representable here.
     void describe(std::size_t index, PyObject* value, call_state& state);
     void describe_tensor(std::size_t index, PyObject* value, call_state& state);
     void describe_scalar(std::size_t index, PyObject* value, call_state& state);
     void describe_constexpr(PyObject* value, call_state& state);
+    void describe_stream(std::size_t index, PyObject* value, call_state& state);
+    // Picks the call's target and device from its tensors; fills the key's prefix.
+    void choose_target(call_state& state);
 
+    std::string m_name;
+    target_choice m_target = target_choice::automatic;
     std::vector<param_spec> m_params;
     pybind11::object m_compile;
     pybind11::object m_inline;

@@ -166,6 +166,10 @@ void function_builder::launch(const std::string& kernel,
                               const std::vector<value_id>& args,
                               int line)
 {
+    if (geometry.size() != launch_operands)
+    {
+        throw std::invalid_argument("a launch takes grid xyz, block xyz, smem and stream");
+    }
     std::vector<value_id> operands = geometry;
     operands.insert(operands.end(), args.begin(), args.end());
     op& o = append(opcode::launch, std::move(operands), line);

@@ -382,19 +382,23 @@ private:
         {
             fail("launch of unknown kernel " + o.callee, o.loc);
         }
-        constexpr std::size_t geometry = 7; // grid xyz, block xyz, smem
+        constexpr std::size_t geometry = launch_operands;
         if (o.operands.size() != geometry + callee->parameters.size())
         {
             fail("kernel " + o.callee + " takes " + std::to_string(callee->parameters.size()) +
                      " native arguments, the launch passes " + std::to_string(o.operands.size() - geometry),
                  o.loc);
         }
-        for (std::size_t i = 0; i < geometry; ++i)
+        for (std::size_t i = 0; i + 1 < geometry; ++i)
         {
             if (m_fn.type_of(o.operands[i]).kind != scalar::i32)
             {
                 fail("grid, block and smem sizes must be Int32", o.loc);
             }
+        }
+        if (m_fn.type_of(o.operands[geometry - 1]) != type{scalar::i64})
+        {
+            fail("a launch's stream must be an Int64 handle", o.loc);
         }
         for (std::size_t i = 0; i < callee->parameters.size(); ++i)
         {
@@ -417,7 +421,7 @@ private:
 class synchronization_check
 {
 public:
-    explicit synchronization_check(const function& f) : m_fn(f), m_uniformity(f) {}
+    synchronization_check(const function& f, const target& t) : m_fn(f), m_target(t), m_uniformity(f) {}
 
     void run() { visit(m_fn.body); }
 
@@ -455,10 +459,11 @@ private:
                         std::to_string(m_divergent->loc.line) + "): every thread of the block must reach it",
                     o->loc);
             }
-            if (o->code == opcode::while_ && m_uniformity.synchronizes(*o))
+            if (o->code == opcode::while_ && !m_target.sync_in_while && m_uniformity.synchronizes(*o))
             {
-                throw verify_error("a barrier or shuffle inside a while loop (kernel " + m_fn.name
-                                       + ") is not supported by the CPU backend yet; use a for loop over range()",
+                throw verify_error("a barrier or shuffle inside a while loop (kernel " + m_fn.name +
+                                       ") is not supported by the " + m_target.name() +
+                                       " target yet; use a for loop over range()",
                                    o->loc);
             }
             const op* saved = m_divergent;
@@ -475,13 +480,14 @@ private:
     }
 
     const function& m_fn;
+    const target& m_target;
     uniformity m_uniformity;
     const op* m_divergent = nullptr;
 };
 
 } // namespace
 
-void verify(const module& m)
+void verify(const module& m, const target& t)
 {
     for (const auto& f : m.functions)
     {
@@ -491,7 +497,7 @@ void verify(const module& m)
     {
         if (f->kind == function_kind::kernel)
         {
-            synchronization_check(*f).run();
+            synchronization_check(*f, t).run();
         }
     }
 }

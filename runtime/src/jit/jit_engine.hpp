@@ -1,16 +1,11 @@
-// From a verified flyrt module to callable machine code on this CPU.
-//
-// Compilation emits one relocatable object per function (O3 for the host
-// CPU), reusing the objects of functions whose IR this process compiled
-// before; the bundle of them is what the disk cache stores. Loading links
-// them into their own JITDylib of one process-wide ORC LLJIT, so an evicted
+// Loads compiled host code into this process: one process-wide ORC LLJIT,
+// each artifact's objects in a JITDylib of their own, so that an evicted
 // artifact frees its code.
 #pragma once
 
-#include <memory>
 #include <string>
-
-#include "flyrt/ir.hpp"
+#include <string_view>
+#include <vector>
 
 namespace llvm::orc
 {
@@ -20,32 +15,16 @@ class JITDylib;
 namespace flyrt::jit
 {
 
-// Target description that keys compiled artifacts (triple, CPU, features).
-const std::string& host_target_id();
-
-// Codegen, O3 and object emission: an object bundle (object_bundle.hpp).
-// `llvm_ir_out`, if given, receives the optimized LLVM IR as text (for
-// inspection; every function is compiled then).
-std::string compile_to_objects(const ir::module& m, std::string* llvm_ir_out = nullptr);
-
-// Functions compiled, and reused from an earlier compile, in this process.
-struct part_counts
-{
-    unsigned long compiled = 0;
-    unsigned long reused = 0;
-};
-part_counts compiled_part_counts();
-
 class loaded_object
 {
 public:
-    explicit loaded_object(const std::string& object_bundle);
+    explicit loaded_object(const std::vector<std::string>& objects);
     ~loaded_object();
 
     loaded_object(const loaded_object&) = delete;
     loaded_object& operator=(const loaded_object&) = delete;
 
-    // Address of a function defined in the object; throws if absent.
+    // Address of a function defined in the objects; throws if absent.
     void* address(const std::string& symbol) const;
 
 private:

@@ -8,9 +8,15 @@
 #include <pybind11/stl.h>
 
 #include "../dispatch/dispatcher.hpp"
+#include "../jit/code_bundle.hpp"
+#include "../jit/compiler.hpp"
 #include "../jit/jit_engine.hpp"
-#include "../launch/cpu_launch.hpp"
+#include "../jit/nvptx_machine.hpp"
+#include "../launch/cpu/cpu_launch.hpp"
+#include "../launch/cuda/cuda_driver.hpp"
+#include "../launch/cuda/cuda_kernel.hpp"
 #include "flyrt/builder.hpp"
+#include "flyrt/target.hpp"
 #include "flyrt/verifier.hpp"
 
 namespace py = pybind11;
@@ -46,17 +52,43 @@ ir::function_builder& add_function(module_handle& m,
     return *m.builders.back();
 }
 
-std::shared_ptr<dispatch::artifact> load_artifact(const py::bytes& object, const std::string& entry)
+// Loads a compile's payload: its device images on `device` (GPU targets),
+// its host code into the JIT.
+std::shared_ptr<dispatch::artifact>
+load_artifact(const py::bytes& payload, const std::string& entry, const target& kernels, int device)
 {
     auto result = std::make_shared<dispatch::artifact>();
-    const std::string bytes = object;
+    const std::string bytes = payload;
     {
         py::gil_scoped_release unlocked;
-        result->code = std::make_shared<jit::loaded_object>(bytes);
-        result->entry =
-            reinterpret_cast<std::int32_t (*)(const std::uint64_t*)>(result->code->address(entry));
+        const jit::compiled_code code = jit::unpack(bytes);
+        for (const jit::device_image& image : code.images)
+        {
+            if (kernels.kind != target_kind::nvptx)
+            {
+                throw std::runtime_error("device images for a target without a GPU runtime");
+            }
+            result->kernels.push_back(std::make_unique<launch::cuda::cuda_kernel>(image, device));
+            result->kernel_table.push_back(result->kernels.back().get());
+        }
+        result->code = std::make_shared<jit::loaded_object>(code.host_objects);
+        result->entry = reinterpret_cast<decltype(result->entry)>(result->code->address(entry));
     }
     return result;
+}
+
+py::dict device_description(int ordinal)
+{
+    const launch::cuda::device_info info = launch::cuda::device(ordinal);
+    py::dict out;
+    out["name"] = info.name;
+    out["major"] = info.major;
+    out["minor"] = info.minor;
+    out["multiprocessors"] = info.multiprocessors;
+    out["max_threads_per_block"] = info.max_threads_per_block;
+    out["max_shared_per_block"] = info.max_shared_per_block;
+    out["l2_bytes"] = info.l2_bytes;
+    return out;
 }
 
 dispatch::param_spec make_param(const py::tuple& spec)
@@ -239,11 +271,11 @@ PYBIND11_MODULE(_core, m)
         .def("__str__", [](const module_handle& h) { return ir::print(h.module); })
         .def(
             "verify",
-            [](const module_handle& h) -> py::object
+            [](const module_handle& h, const target& t) -> py::object
             {
                 try
                 {
-                    ir::verify(h.module);
+                    ir::verify(h.module, t);
                     return py::none();
                 }
                 catch (const ir::verify_error& e)
@@ -251,21 +283,23 @@ PYBIND11_MODULE(_core, m)
                     return py::make_tuple(e.what(), e.loc.file, e.loc.line);
                 }
             },
-            "None when the module is well formed, else (message, file, line).")
+            py::arg("target"),
+            "None when the module is well formed for the target, else (message, file, line).")
         .def(
             "compile",
-            [](const module_handle& h, bool want_llvm_ir)
+            [](const module_handle& h, const target& t, bool want_llvm_ir)
             {
                 std::string llvm_ir;
-                std::string object;
+                std::string payload;
                 {
                     py::gil_scoped_release unlocked;
-                    object = jit::compile_to_objects(h.module, want_llvm_ir ? &llvm_ir : nullptr);
+                    payload = jit::compile(h.module, t, want_llvm_ir ? &llvm_ir : nullptr);
                 }
-                return py::make_tuple(py::bytes(object), llvm_ir);
+                return py::make_tuple(py::bytes(payload), llvm_ir);
             },
+            py::arg("target"),
             py::arg("llvm_ir") = false,
-            "Object code for this CPU (and the optimized LLVM IR when asked).");
+            "The compiled payload for the target (and the optimized LLVM IR when asked).");
 
     py::class_<dispatch::dependency_guard, std::shared_ptr<dispatch::dependency_guard>>(m, "DependencyGuard")
         .def(py::init<>())
@@ -279,7 +313,24 @@ PYBIND11_MODULE(_core, m)
         .def_property_readonly("hits", [](const dispatch::artifact& a) { return a.hits; })
         .def_readwrite("guard", &dispatch::artifact::guard)
         .def_readwrite("record", &dispatch::artifact::record);
-    m.def("load_artifact", &load_artifact, py::arg("object"), py::arg("entry"));
+    m.def("load_artifact",
+          &load_artifact,
+          py::arg("payload"),
+          py::arg("entry"),
+          py::arg("target"),
+          py::arg("device"));
+    m.def(
+        "device_images",
+        [](const py::bytes& payload)
+        {
+            py::list images;
+            for (const jit::device_image& image : jit::unpack(std::string(payload)).images)
+            {
+                images.append(py::make_tuple(image.kernel, image.code));
+            }
+            return images;
+        },
+        "(kernel name, PTX) of each device image in a compiled payload.");
     m.def(
         "compiled_part_counts",
         []
@@ -292,7 +343,8 @@ PYBIND11_MODULE(_core, m)
     py::class_<dispatch::dispatcher>(
         m, "Dispatcher", py::dynamic_attr(), py::custom_type_setup(install_call_slot))
         .def(py::init(
-                 [](const std::vector<py::tuple>& specs,
+                 [](const std::string& name,
+                    const std::vector<py::tuple>& specs,
                     py::object compile,
                     py::object inline_call,
                     py::object adapt,
@@ -303,12 +355,14 @@ PYBIND11_MODULE(_core, m)
                      {
                          params.push_back(make_param(spec));
                      }
-                     return std::make_unique<dispatch::dispatcher>(std::move(params),
+                     return std::make_unique<dispatch::dispatcher>(name,
+                                                                   std::move(params),
                                                                    std::move(compile),
                                                                    std::move(inline_call),
                                                                    std::move(adapt),
                                                                    std::move(revalidate));
                  }),
+             py::arg("name"),
              py::arg("params"),
              py::arg("compile"),
              py::arg("inline_call"),
@@ -323,11 +377,46 @@ PYBIND11_MODULE(_core, m)
         .def("_clear", &dispatch::dispatcher::clear)
         .def("_evict", &dispatch::dispatcher::evict)
         .def("_keys", &dispatch::dispatcher::keys)
-        .def("_entries", &dispatch::dispatcher::entries);
+        .def("_entries", &dispatch::dispatcher::entries)
+        .def("_specialize",
+             [](dispatch::dispatcher& d, const py::tuple& args, const py::dict& kwargs, int target)
+             {
+                 return d.specialize_for(
+                     args.ptr(), kwargs.ptr(), static_cast<dispatch::target_choice>(target));
+             })
+        .def_property(
+            "_target_code",
+            [](const dispatch::dispatcher& d) { return static_cast<int>(d.target()); },
+            [](dispatch::dispatcher& d, int code)
+            { d.set_target(static_cast<dispatch::target_choice>(code)); });
 
     m.def("set_tracing", &dispatch::set_tracing);
     m.def("tracing", &dispatch::tracing);
     m.def("set_worker_count", &launch::set_worker_count);
     m.def("worker_count", &launch::worker_count);
-    m.def("host_target_id", &jit::host_target_id);
+    py::enum_<target_kind>(m, "TargetKind").value("cpu", target_kind::cpu).value("nvptx", target_kind::nvptx);
+    py::class_<target>(m, "Target")
+        .def_readonly("kind", &target::kind)
+        .def_readonly("triple", &target::triple)
+        .def_readonly("cpu", &target::cpu)
+        .def_readonly("features", &target::features)
+        .def_readonly("warp_size", &target::warp_size)
+        .def_readonly("max_threads_per_block", &target::max_threads_per_block)
+        .def_readonly("max_shared_bytes", &target::max_shared_bytes)
+        .def_readonly("sync_in_while", &target::sync_in_while)
+        .def_property_readonly("is_gpu", &target::is_gpu)
+        .def_property_readonly("name", &target::name)
+        .def_property_readonly("id", &target::id)
+        .def("__repr__", [](const target& t) { return "<flyrt target " + t.id() + ">"; });
+    m.def("cpu_target", &cpu_target, py::arg("warp_size"));
+    m.def("nvptx_target", &nvptx_target, py::arg("major"), py::arg("minor"));
+    m.def(
+        "set_default_target",
+        [](int code) { dispatch::set_default_target(static_cast<dispatch::target_choice>(code)); },
+        "The target launchers without their own run on (-1: by their tensors).");
+    m.def("register_torch_dtypes", &dispatch::register_torch_dtypes);
+    m.def("set_libdevice_path", &jit::set_libdevice_path);
+    m.def("cuda_available", &launch::cuda::available, "Whether a CUDA driver with a device answers.");
+    m.def("cuda_device_count", &launch::cuda::device_count);
+    m.def("cuda_device", &device_description, py::arg("ordinal"));
 }

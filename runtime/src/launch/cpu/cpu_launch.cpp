@@ -16,8 +16,6 @@ namespace flyrt::launch
 namespace
 {
 
-thread_local std::string t_last_error;
-
 // The first error kernels reported during the current launch.
 std::mutex g_report_mutex;
 std::atomic<bool> g_reported{false};
@@ -162,18 +160,7 @@ thread_pool& pool()
     return instance;
 }
 
-std::int32_t fail(std::string message)
-{
-    t_last_error = std::move(message);
-    return 1;
-}
-
 } // namespace
-
-const std::string& last_error()
-{
-    return t_last_error;
-}
 
 void set_worker_count(unsigned count)
 {
@@ -194,20 +181,7 @@ extern "C" void flyrt_report_error(const char* message, std::int32_t count, cons
     {
         return;
     }
-    std::string text;
-    std::int32_t next = 0;
-    for (const char* c = message; *c != '\0'; ++c)
-    {
-        if (c[0] == '{' && c[1] == '}' && next < count)
-        {
-            text += std::to_string(values[next++]);
-            ++c;
-        }
-        else
-        {
-            text += *c;
-        }
-    }
+    std::string text = format_report(message, count, values);
     std::lock_guard<std::mutex> lock(g_report_mutex);
     g_report = std::move(text);
 }
@@ -224,13 +198,8 @@ extern "C" std::int32_t flyrt_cpu_launch(flyrt::launch::blocks_function fn,
     {
         if (static_cast<std::int32_t>(g->grid[d]) < 0 || static_cast<std::int32_t>(g->block[d]) < 1)
         {
-            return fail("launch with grid (" + std::to_string(static_cast<std::int32_t>(g->grid[0])) + ", " +
-                        std::to_string(static_cast<std::int32_t>(g->grid[1])) + ", " +
-                        std::to_string(static_cast<std::int32_t>(g->grid[2])) + ") and block (" +
-                        std::to_string(static_cast<std::int32_t>(g->block[0])) + ", " +
-                        std::to_string(static_cast<std::int32_t>(g->block[1])) + ", " +
-                        std::to_string(static_cast<std::int32_t>(g->block[2])) +
-                        "): grid sizes must be >= 0 and block sizes >= 1");
+            return fail("launch with grid " + dim3_text(g->grid) + " and block " + dim3_text(g->block) +
+                        ": grid sizes must be >= 0 and block sizes >= 1");
         }
         blocks *= g->grid[d];
         threads *= g->block[d];
@@ -283,8 +252,7 @@ extern "C" std::int32_t flyrt_cpu_launch(flyrt::launch::blocks_function fn,
     if (g_reported)
     {
         std::lock_guard<std::mutex> lock(g_report_mutex);
-        t_last_error = g_report;
-        return status_reported;
+        return fail(g_report, status_reported);
     }
     return 0;
 }

@@ -5,31 +5,17 @@
 #pragma once
 
 #include <cstdint>
-#include <string>
+
+#include "../launch_status.hpp"
 
 namespace flyrt::launch
 {
-
-// Layout shared with the generated code (codegen/cpu_codegen.cpp).
-struct geometry
-{
-    std::uint32_t grid[3];
-    std::uint32_t block[3];
-    std::uint32_t smem_bytes;          // dynamic shared memory, `smem=` at launch
-    std::uint32_t static_shared_bytes; // the kernel's own shared arrays, before it
-};
 
 using blocks_function = void (*)(const void* slots,
                                  const geometry* g,
                                  std::uint64_t first_block,
                                  std::uint64_t last_block,
                                  void* shared_memory);
-
-// Status of a launch whose kernel reported an error (flyrt_report_error).
-inline constexpr std::int32_t status_reported = 2;
-
-// The launcher's last error message, for the thread that saw a non-zero status.
-const std::string& last_error();
 
 // Threads the pool may use (default: all cores); for benchmarks and tests.
 void set_worker_count(unsigned count);

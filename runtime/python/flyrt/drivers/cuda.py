@@ -1,0 +1,149 @@
+"""NVIDIA GPUs through the CUDA driver (flyrt._core opens libcuda.so.1 at
+run time): device architectures, CUDA tensors from torch (read in C++ once
+their dtypes are registered here), cupy and any ``__cuda_array_interface__``
+or DLPack exporter, and CUDA's libdevice for Float64 math."""
+
+import functools
+import hashlib
+import os
+import sys
+
+from .. import _core, dtypes, fp8
+
+DEVICE_TYPE = 2  # DLPack's kDLCUDA; the dispatcher's device_type::cuda
+
+
+def available():
+    """Whether a CUDA driver with at least one GPU answers."""
+    return _core.cuda_available()
+
+
+@functools.lru_cache(maxsize=None)
+def device(ordinal):
+    """Properties of GPU `ordinal`: name, major, minor, multiprocessors, ..."""
+    return _core.cuda_device(ordinal)
+
+
+@functools.lru_cache(maxsize=None)
+def target(ordinal):
+    """The NVPTX target for GPU `ordinal`."""
+    info = device(ordinal)
+    return _core.nvptx_target(info["major"], info["minor"])
+
+
+def arch_target(arch):
+    """The NVPTX target of an architecture named like ``sm_90``, for compiling
+    without a GPU."""
+    digits = arch.removeprefix("sm_").removeprefix("compute_")
+    if not digits.isdigit() or len(digits) < 2:
+        raise ValueError(f"an NVIDIA architecture is named like 'sm_90', not {arch!r}")
+    return _core.nvptx_target(int(digits[:-1]), int(digits[-1]))
+
+
+# -- tensors ---------------------------------------------------------------------
+
+_TYPESTR = {"f2": dtypes.Float16, "f4": dtypes.Float32, "f8": dtypes.Float64, "i1": dtypes.Int8,
+            "i2": dtypes.Int16, "i4": dtypes.Int32, "i8": dtypes.Int64, "u1": dtypes.UInt8,
+            "u2": dtypes.UInt16, "u4": dtypes.UInt32, "u8": dtypes.UInt64, "b1": dtypes.Boolean}
+
+
+def _code(dtype):
+    """The dispatcher's key code of a DSL dtype (dispatcher.cpp: dtype_code)."""
+    return next(code for code, d in fp8.BY_KEY_CODE.items() if d is dtype) if dtype.is_fp8 else int(dtype.scalar)
+
+
+def register_torch(torch):
+    """Tells the C++ dispatcher which torch dtypes it may read itself."""
+    pairs = {torch.float16: dtypes.Float16, torch.bfloat16: dtypes.BFloat16, torch.float32: dtypes.Float32,
+             torch.float64: dtypes.Float64, torch.int8: dtypes.Int8, torch.int16: dtypes.Int16,
+             torch.int32: dtypes.Int32, torch.int64: dtypes.Int64, torch.uint8: dtypes.UInt8,
+             torch.bool: dtypes.Boolean, torch.float8_e4m3fn: fp8.Float8E4M3FN,
+             torch.float8_e4m3fnuz: fp8.Float8E4M3FNUZ}
+    for name, dtype in (("uint16", dtypes.UInt16), ("uint32", dtypes.UInt32), ("uint64", dtypes.UInt64)):
+        if hasattr(torch, name):
+            pairs[getattr(torch, name)] = dtype
+    codes = {t: _code(d) for t, d in pairs.items()}
+    _core.register_torch_dtypes(codes)
+    return codes
+
+
+def device_tensor(value, name):
+    """(device type, index, pointer, shape, strides in elements, dtype code)
+    of a CUDA tensor, or None if `value` is not one."""
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(value, torch.Tensor):
+        if not value.is_cuda:
+            return None
+        codes = register_torch(torch)
+        if value.dtype not in codes:
+            raise TypeError(f"argument '{name}': unsupported tensor dtype {value.dtype}")
+        return (DEVICE_TYPE, value.get_device(), value.data_ptr(), tuple(value.shape), tuple(value.stride()),
+                codes[value.dtype])
+    interface = getattr(value, "__cuda_array_interface__", None)
+    if interface is not None:
+        return _from_interface(value, interface, name)
+    if hasattr(value, "__dlpack_device__") and value.__dlpack_device__()[0] == DEVICE_TYPE:
+        raise TypeError(f"argument '{name}': a DLPack CUDA tensor of {type(value).__name__} without "
+                        "__cuda_array_interface__; pass a torch or cupy tensor")
+    return None
+
+
+def _from_interface(value, interface, name):
+    typestr = interface["typestr"]
+    if typestr[0] == ">" or typestr[1:] not in _TYPESTR:
+        raise TypeError(f"argument '{name}': unsupported tensor dtype {typestr}")
+    dtype = _TYPESTR[typestr[1:]]
+    itemsize = int(typestr[2:])
+    shape = tuple(interface["shape"])
+    strides = interface.get("strides")
+    if strides is None:
+        strides, step = [], 1
+        for size in reversed(shape):
+            strides.append(step)
+            step *= size
+        strides = tuple(reversed(strides))
+    else:
+        if any(s % itemsize for s in strides):
+            raise ValueError(f"argument '{name}': strides that are not a multiple of the element size are "
+                             "not supported")
+        strides = tuple(s // itemsize for s in strides)
+    device_id = getattr(getattr(value, "device", None), "id", 0)
+    return (DEVICE_TYPE, device_id, interface["data"][0], shape, strides, _code(dtype))
+
+
+# -- libdevice -------------------------------------------------------------------
+
+
+def find_libdevice():
+    """CUDA's libdevice.10.bc: $FLYDSL_LIBDEVICE, a CUDA toolkit, or the one
+    PyPI's nvidia-cuda-nvcc-cu12 or Triton ship; "" if none."""
+    candidates = [os.environ.get("FLYDSL_LIBDEVICE", "")]
+    for root in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
+        if root:
+            candidates.append(os.path.join(root, "nvvm", "libdevice", "libdevice.10.bc"))
+    for package, parts in (("nvidia.cuda_nvcc", ("nvvm", "libdevice", "libdevice.10.bc")),
+                           ("triton", ("backends", "nvidia", "lib", "libdevice.10.bc"))):
+        spec = _find_spec(package)
+        if spec is not None and spec.submodule_search_locations:
+            candidates.extend(os.path.join(p, *parts) for p in spec.submodule_search_locations)
+    return next((c for c in candidates if c and os.path.isfile(c)), "")
+
+
+def _find_spec(name):
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return None
+
+
+@functools.lru_cache(maxsize=None)
+def libdevice_digest():
+    """Which libdevice compiles use (part of compiled code's identity)."""
+    path = find_libdevice()
+    _core.set_libdevice_path(path)
+    if not path:
+        return "no-libdevice"
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()[:16]

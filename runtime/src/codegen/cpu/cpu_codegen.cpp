@@ -1,0 +1,613 @@
+#include "cpu_codegen.hpp"
+
+#include <stdexcept>
+
+#include <llvm/IR/BasicBlock.h>
+#include <llvm/IR/Constants.h>
+#include <llvm/IR/Function.h>
+
+#include "flyrt/uniformity.hpp"
+
+#include "cpu_lowering.hpp"
+
+namespace flyrt::codegen::cpu
+{
+namespace
+{
+
+using ir::opcode;
+
+// Fields of the launch geometry record (flyrt::launch::geometry).
+enum geometry_field : unsigned
+{
+    grid_x = 0,
+    block_x = 3,
+};
+
+// A kernel as `void @<name>.blocks(ptr slots, ptr geometry, i64 first, i64
+// last, ptr shared)`: runs blocks [first, last) of the grid, each block's
+// threads as loops over thread_idx z, y, x. With barriers or shuffles, a
+// block's code runs at block level around one thread loop per stretch
+// between them; values that cross one live in per-thread slots.
+class cpu_kernel_lowering : public cpu_function_lowering
+{
+public:
+    using cpu_function_lowering::cpu_function_lowering;
+
+    void emit() override
+    {
+        llvm::Type* ptr = m_b.getPtrTy();
+        llvm::Type* i64 = m_b.getInt64Ty();
+        auto* type = llvm::FunctionType::get(m_b.getVoidTy(), {ptr, ptr, i64, i64, ptr}, false);
+        m_llvm_fn =
+            llvm::Function::Create(type, llvm::Function::ExternalLinkage, m_fn.name + blocks_suffix, m_out);
+        llvm::Value* slots = m_llvm_fn->getArg(0);
+        llvm::Value* geometry = m_llvm_fn->getArg(1);
+        llvm::Value* first = m_llvm_fn->getArg(2);
+        llvm::Value* last = m_llvm_fn->getArg(3);
+        m_shared = m_llvm_fn->getArg(4);
+
+        m_entry = llvm::BasicBlock::Create(m_ctx, "entry", m_llvm_fn);
+        m_b.SetInsertPoint(m_entry);
+        load_parameters(slots);
+        for (unsigned d = 0; d < 3; ++d)
+        {
+            m_grid[d] = load_geometry(geometry, grid_x + d);
+            m_block[d] = m_fn.known_block_size[0] > 0 ? m_b.getInt32(m_fn.known_block_size[d])
+                                                      : load_geometry(geometry, block_x + d);
+        }
+        m_thread_count = m_b.CreateZExt(
+            m_b.CreateMul(m_b.CreateMul(m_block[0], m_block[1]), m_block[2]), m_b.getInt64Ty(), "threads");
+        auto analysis = std::make_unique<ir::uniformity>(m_fn);
+        if (analysis->any_sync())
+        {
+            m_uniform = std::move(analysis);
+            m_value_segment.assign(m_fn.values.size(), -1);
+            m_slots.assign(m_fn.values.size(), nullptr);
+        }
+
+        // for b in [first, last): decompose into block_idx, run the block's threads
+        counted_loop(first,
+                     last,
+                     "block",
+                     [&](llvm::Value* linear)
+                     {
+                         llvm::Value* gx = m_b.CreateZExt(m_grid[0], m_b.getInt64Ty());
+                         llvm::Value* gy = m_b.CreateZExt(m_grid[1], m_b.getInt64Ty());
+                         m_block_idx[0] = m_b.CreateTrunc(m_b.CreateURem(linear, gx), m_b.getInt32Ty());
+                         llvm::Value* rest = m_b.CreateUDiv(linear, gx);
+                         m_block_idx[1] = m_b.CreateTrunc(m_b.CreateURem(rest, gy), m_b.getInt32Ty());
+                         m_block_idx[2] = m_b.CreateTrunc(m_b.CreateUDiv(rest, gy), m_b.getInt32Ty());
+                         if (m_uniform != nullptr)
+                         {
+                             emit_block_region(m_fn.body);
+                         }
+                         else
+                         {
+                             thread_loops([&] { emit_region(m_fn.body); });
+                         }
+                     });
+        m_b.CreateRetVoid();
+    }
+
+private:
+    llvm::Value* shared_memory() override { return m_shared; }
+
+    // Barriers and shuffles are emitted at block level (emit_block_region);
+    // the uniformity analysis puts every one there.
+    void barrier(const ir::op&) override
+    {
+        throw std::logic_error("flyrt: a barrier outside block-level code");
+    }
+    void shuffle(const ir::op&) override
+    {
+        throw std::logic_error("flyrt: a shuffle outside block-level code");
+    }
+
+    // A value where it is used. In kernels with barriers, a value from
+    // another thread segment (or a block-level loop's varying carried value)
+    // is read back from its per-thread slot.
+    llvm::Value* value(ir::value_id id) override
+    {
+        const auto i = static_cast<std::size_t>(id);
+        if (m_uniform == nullptr)
+        {
+            return m_values.at(i);
+        }
+        if (m_values[i] != nullptr && (m_value_segment[i] == -1 || m_value_segment[i] == m_segment))
+        {
+            return m_values[i];
+        }
+        if (m_slots[i] == nullptr)
+        {
+            throw std::logic_error("flyrt: value %" + std::to_string(id) +
+                                   " crosses a barrier without a slot");
+        }
+        // Outside a thread loop only uniform values are read: thread 0's copy.
+        llvm::Value* thread = m_segment >= 0 ? m_tid : m_b.getInt64(0);
+        llvm::Type* t = llvm_type(m_fn.type_of(id));
+        return m_b.CreateLoad(t, m_b.CreateGEP(t, m_slots[i], thread));
+    }
+
+    void bind(ir::value_id id, llvm::Value* v) override
+    {
+        const auto i = static_cast<std::size_t>(id);
+        m_values.at(i) = v;
+        if (m_uniform == nullptr)
+        {
+            return;
+        }
+        m_value_segment[i] = m_segment;
+        if (m_segment >= 0)
+        {
+            // Every value made inside a thread loop gets a per-thread slot;
+            // LLVM deletes the slots nothing reads back.
+            llvm::Type* t = llvm_type(m_fn.type_of(id));
+            m_slots[i] = slot(t);
+            m_b.CreateStore(v, m_b.CreateGEP(t, m_slots[i], m_tid));
+        }
+    }
+
+    // Per-thread storage of one value for the block being run.
+    llvm::Value* slot(llvm::Type* t)
+    {
+        llvm::IRBuilder<> entry(m_entry->getTerminator());
+        return entry.CreateAlloca(t, m_thread_count);
+    }
+
+    // A value living only in its per-thread slot (block-level loop results).
+    void bind_slot(ir::value_id id, llvm::Value* storage)
+    {
+        const auto i = static_cast<std::size_t>(id);
+        m_values[i] = nullptr;
+        m_slots[i] = storage;
+        m_value_segment[i] = -2;
+    }
+
+    llvm::Value* special(ir::special_register which, int dim) override
+    {
+        switch (which)
+        {
+        case ir::special_register::thread_idx:
+            return m_thread_idx[dim];
+        case ir::special_register::block_idx:
+            return m_block_idx[dim];
+        case ir::special_register::block_dim:
+            return m_block[dim];
+        case ir::special_register::grid_dim:
+            return m_grid[dim];
+        }
+        throw std::logic_error("unknown special register");
+    }
+
+    llvm::Value* load_geometry(llvm::Value* geometry, unsigned field)
+    {
+        llvm::Value* address = m_b.CreateConstInBoundsGEP1_64(m_b.getInt32Ty(), geometry, field);
+        return m_b.CreateLoad(m_b.getInt32Ty(), address);
+    }
+
+    // Runs `body` once per thread of the block (z, y, x loops).
+    template <class Body> void thread_loops(Body&& body)
+    {
+        llvm::Value* zero = m_b.getInt32(0);
+        counted_loop(zero,
+                     m_block[2],
+                     "tz",
+                     [&](llvm::Value* tz)
+                     {
+                         m_thread_idx[2] = tz;
+                         counted_loop(zero,
+                                      m_block[1],
+                                      "ty",
+                                      [&](llvm::Value* ty)
+                                      {
+                                          m_thread_idx[1] = ty;
+                                          counted_loop(zero,
+                                                       m_block[0],
+                                                       "tx",
+                                                       [&](llvm::Value* tx)
+                                                       {
+                                                           m_thread_idx[0] = tx;
+                                                           body();
+                                                       });
+                                      });
+                     });
+    }
+
+    // Emits `for (i = begin; i < end; ++i) body(i)` (unsigned, no carried values).
+    template <class Body>
+    void counted_loop(llvm::Value* begin, llvm::Value* end, const char* name, Body&& body)
+    {
+        llvm::BasicBlock* pre = m_b.GetInsertBlock();
+        auto* header = llvm::BasicBlock::Create(m_ctx, std::string(name) + ".header", m_llvm_fn);
+        auto* inside = llvm::BasicBlock::Create(m_ctx, std::string(name) + ".body", m_llvm_fn);
+        auto* exit = llvm::BasicBlock::Create(m_ctx, std::string(name) + ".exit", m_llvm_fn);
+        m_b.CreateBr(header);
+        m_b.SetInsertPoint(header);
+        llvm::PHINode* i = m_b.CreatePHI(begin->getType(), 2, name);
+        i->addIncoming(begin, pre);
+        m_b.CreateCondBr(m_b.CreateICmpULT(i, end), inside, exit);
+        m_b.SetInsertPoint(inside);
+        body(i);
+        llvm::Value* next = m_b.CreateNUWAdd(i, llvm::ConstantInt::get(begin->getType(), 1));
+        i->addIncoming(next, m_b.GetInsertBlock());
+        m_b.CreateBr(header);
+        m_b.SetInsertPoint(exit);
+    }
+
+    // -- kernels with barriers: block-level code and thread segments -------
+
+    // Runs `ops` for every thread: uniform, side-effect-free ops whose inputs
+    // are ready once per block, the rest in one loop over the threads.
+    void flush(std::vector<const ir::op*>& ops)
+    {
+        std::vector<const ir::op*> per_thread;
+        for (const ir::op* o : ops)
+        {
+            if (per_thread.empty() && hoistable(*o))
+            {
+                emit_op(*o);
+            }
+            else
+            {
+                per_thread.push_back(o);
+            }
+        }
+        ops.clear();
+        if (!per_thread.empty())
+        {
+            thread_segment(
+                [&]
+                {
+                    for (const ir::op* o : per_thread)
+                    {
+                        emit_op(*o);
+                    }
+                });
+        }
+    }
+
+    bool hoistable(const ir::op& o) const
+    {
+        switch (o.code)
+        {
+        case opcode::constant:
+        case opcode::unary:
+        case opcode::binary:
+        case opcode::compare:
+        case opcode::select:
+        case opcode::fma:
+        case opcode::cast:
+        case opcode::bitcast:
+        case opcode::special:
+        case opcode::shared:
+            break;
+        default:
+            return false;
+        }
+        for (ir::value_id r : o.results)
+        {
+            if (m_uniform->varying(r))
+            {
+                return false;
+            }
+        }
+        for (ir::value_id v : o.operands)
+        {
+            if (m_values[static_cast<std::size_t>(v)] == nullptr ||
+                m_value_segment[static_cast<std::size_t>(v)] != -1)
+            {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    template <class Body> void thread_segment(Body&& body)
+    {
+        m_segment = ++m_segments;
+        thread_loops(
+            [&]
+            {
+                llvm::Value* bx = m_b.CreateZExt(m_block[0], m_b.getInt64Ty());
+                llvm::Value* by = m_b.CreateZExt(m_block[1], m_b.getInt64Ty());
+                llvm::Value* ty = m_b.CreateZExt(m_thread_idx[1], m_b.getInt64Ty());
+                llvm::Value* tz = m_b.CreateZExt(m_thread_idx[2], m_b.getInt64Ty());
+                m_tid = m_b.CreateAdd(m_b.CreateZExt(m_thread_idx[0], m_b.getInt64Ty()),
+                                      m_b.CreateMul(bx, m_b.CreateAdd(ty, m_b.CreateMul(by, tz))));
+                body();
+            });
+        m_segment = -1;
+    }
+
+    // A region run once per block: ops up to each barrier or shuffle run as
+    // one loop over the threads; uniform loops and branches that contain
+    // barriers run at block level around their own thread loops.
+    std::vector<ir::value_id> emit_block_region(const ir::region& r)
+    {
+        std::vector<const ir::op*> pending;
+        for (const auto& holder : r.ops)
+        {
+            const ir::op& o = *holder;
+            if (o.code == opcode::yield || o.code == opcode::condition)
+            {
+                flush(pending);
+                return o.operands;
+            }
+            if (!m_uniform->synchronizes(o))
+            {
+                pending.push_back(&o);
+                continue;
+            }
+            flush(pending);
+            switch (o.code)
+            {
+            case opcode::barrier:
+                break; // the end of the thread loop is the barrier
+            case opcode::shuffle:
+                emit_shuffle(o);
+                break;
+            case opcode::for_:
+                emit_block_for(o);
+                break;
+            case opcode::if_:
+                emit_block_if(o);
+                break;
+            default:
+                throw std::logic_error(
+                    "flyrt: barriers inside this construct are not supported by the CPU backend");
+            }
+        }
+        flush(pending);
+        return {};
+    }
+
+    void emit_shuffle(const ir::op& o)
+    {
+        thread_segment(
+            [&]
+            {
+                const ir::value_id source = o.operands[0];
+                llvm::Value* src = m_b.CreateSExt(value(o.operands[1]), m_b.getInt64Ty());
+                // A source outside the block reads the thread's own value.
+                llvm::Value* inside = m_b.CreateICmpULT(src, m_thread_count);
+                src = m_b.CreateSelect(inside, src, m_tid);
+                llvm::Value* result = nullptr;
+                if (m_slots[static_cast<std::size_t>(source)] == nullptr)
+                {
+                    result = value(source); // uniform: every thread holds the same
+                }
+                else
+                {
+                    llvm::Type* t = llvm_type(m_fn.type_of(source));
+                    result =
+                        m_b.CreateLoad(t, m_b.CreateGEP(t, m_slots[static_cast<std::size_t>(source)], src));
+                }
+                bind(o.results[0], result);
+            });
+    }
+
+    // Copies each varying value into a slot of its own, for every thread.
+    void store_to_slots(const std::vector<ir::value_id>& values, const std::vector<llvm::Value*>& slots)
+    {
+        thread_segment(
+            [&]
+            {
+                for (std::size_t i = 0; i < values.size(); ++i)
+                {
+                    if (slots[i] != nullptr)
+                    {
+                        llvm::Type* t = llvm_type(m_fn.type_of(values[i]));
+                        m_b.CreateStore(value(values[i]), m_b.CreateGEP(t, slots[i], m_tid));
+                    }
+                }
+            });
+    }
+
+    void emit_block_for(const ir::op& o)
+    {
+        const ir::region& body = *o.regions[0];
+        const std::size_t count = o.results.size();
+        llvm::Value* lower = value(o.operands[0]);
+        llvm::Value* upper = value(o.operands[1]);
+        llvm::Value* step = value(o.operands[2]);
+        const bool is_signed = !ir::is_unsigned(kind_of(o.operands[0]));
+
+        // Varying carried values live in per-thread slots across iterations.
+        std::vector<llvm::Value*> carried_slots(count, nullptr);
+        std::vector<ir::value_id> inits(o.operands.begin() + 3, o.operands.end());
+        for (std::size_t i = 0; i < count; ++i)
+        {
+            if (m_uniform->varying(o.results[i]))
+            {
+                carried_slots[i] = slot(llvm_type(m_fn.type_of(o.results[i])));
+            }
+        }
+        store_to_slots(inits, carried_slots);
+
+        llvm::BasicBlock* pre = m_b.GetInsertBlock();
+        auto* header = llvm::BasicBlock::Create(m_ctx, "bfor.header", m_llvm_fn);
+        auto* inside = llvm::BasicBlock::Create(m_ctx, "bfor.body", m_llvm_fn);
+        auto* exit = llvm::BasicBlock::Create(m_ctx, "bfor.exit", m_llvm_fn);
+        std::vector<llvm::Value*> uniform_inits(count, nullptr);
+        for (std::size_t i = 0; i < count; ++i)
+        {
+            if (carried_slots[i] == nullptr)
+            {
+                uniform_inits[i] = value(inits[i]);
+            }
+        }
+        pre = m_b.GetInsertBlock();
+        m_b.CreateBr(header);
+        m_b.SetInsertPoint(header);
+        llvm::PHINode* iv = m_b.CreatePHI(lower->getType(), 2, "biv");
+        iv->addIncoming(lower, pre);
+        std::vector<llvm::PHINode*> phis(count, nullptr);
+        for (std::size_t i = 0; i < count; ++i)
+        {
+            if (carried_slots[i] == nullptr)
+            {
+                phis[i] = m_b.CreatePHI(uniform_inits[i]->getType(), 2);
+                phis[i]->addIncoming(uniform_inits[i], pre);
+            }
+        }
+        llvm::Value* up =
+            is_signed ? m_b.CreateICmpSGT(step, llvm::ConstantInt::get(step->getType(), 0)) : m_b.getTrue();
+        llvm::Value* below = is_signed ? m_b.CreateICmpSLT(iv, upper) : m_b.CreateICmpULT(iv, upper);
+        m_b.CreateCondBr(m_b.CreateSelect(up, below, m_b.CreateICmpSGT(iv, upper)), inside, exit);
+
+        m_b.SetInsertPoint(inside);
+        bind(body.arguments[0], iv);
+        for (std::size_t i = 0; i < count; ++i)
+        {
+            if (carried_slots[i] != nullptr)
+            {
+                bind_slot(body.arguments[i + 1], carried_slots[i]);
+            }
+            else
+            {
+                bind(body.arguments[i + 1], phis[i]);
+            }
+        }
+        const auto yielded = emit_block_region(body);
+        store_to_slots(yielded, carried_slots);
+        for (std::size_t i = 0; i < count; ++i)
+        {
+            if (phis[i] != nullptr)
+            {
+                phis[i]->addIncoming(value(yielded[i]), m_b.GetInsertBlock());
+            }
+        }
+        iv->addIncoming(m_b.CreateAdd(iv, step), m_b.GetInsertBlock());
+        m_b.CreateBr(header);
+
+        m_b.SetInsertPoint(exit);
+        for (std::size_t i = 0; i < count; ++i)
+        {
+            if (carried_slots[i] != nullptr)
+            {
+                bind_slot(o.results[i], carried_slots[i]);
+            }
+            else
+            {
+                bind(o.results[i], phis[i]);
+            }
+        }
+    }
+
+    void emit_block_if(const ir::op& o)
+    {
+        const std::size_t count = o.results.size();
+        std::vector<llvm::Value*> result_slots(count, nullptr);
+        for (std::size_t i = 0; i < count; ++i)
+        {
+            if (m_uniform->varying(o.results[i]))
+            {
+                result_slots[i] = slot(llvm_type(m_fn.type_of(o.results[i])));
+            }
+        }
+        auto* then_bb = llvm::BasicBlock::Create(m_ctx, "bthen", m_llvm_fn);
+        auto* else_bb = llvm::BasicBlock::Create(m_ctx, "belse", m_llvm_fn);
+        auto* merge = llvm::BasicBlock::Create(m_ctx, "bendif", m_llvm_fn);
+        m_b.CreateCondBr(value(o.operands[0]), then_bb, else_bb);
+        std::vector<std::vector<llvm::Value*>> uniform_out(2);
+        std::vector<llvm::BasicBlock*> ends(2);
+        llvm::BasicBlock* blocks[2] = {then_bb, else_bb};
+        for (int side = 0; side < 2; ++side)
+        {
+            m_b.SetInsertPoint(blocks[side]);
+            const auto yielded = emit_block_region(*o.regions[side]);
+            store_to_slots(yielded, result_slots);
+            for (std::size_t i = 0; i < count; ++i)
+            {
+                uniform_out[side].push_back(result_slots[i] == nullptr ? value(yielded[i]) : nullptr);
+            }
+            ends[side] = m_b.GetInsertBlock();
+            m_b.CreateBr(merge);
+        }
+        m_b.SetInsertPoint(merge);
+        std::vector<llvm::PHINode*> phis(count, nullptr);
+        for (std::size_t i = 0; i < count; ++i)
+        {
+            if (result_slots[i] == nullptr)
+            {
+                phis[i] = m_b.CreatePHI(uniform_out[0][i]->getType(), 2);
+                phis[i]->addIncoming(uniform_out[0][i], ends[0]);
+                phis[i]->addIncoming(uniform_out[1][i], ends[1]);
+            }
+        }
+        for (std::size_t i = 0; i < count; ++i)
+        {
+            if (result_slots[i] != nullptr)
+            {
+                bind_slot(o.results[i], result_slots[i]);
+            }
+            else
+            {
+                bind(o.results[i], phis[i]);
+            }
+        }
+    }
+
+    // Kernels with barriers or shuffles only:
+    std::unique_ptr<ir::uniformity> m_uniform;
+    std::vector<int> m_value_segment;  // thread segment a value was made in (-1: block level)
+    std::vector<llvm::Value*> m_slots; // per-thread storage of a value, or null
+    int m_segment = -1;                // the thread loop being emitted (-1: block level)
+    int m_segments = 0;
+    llvm::Value* m_tid = nullptr; // block-linear thread index in the current thread loop
+    llvm::Value* m_thread_count = nullptr;
+    llvm::BasicBlock* m_entry = nullptr;
+    llvm::Value* m_shared = nullptr;
+    llvm::Value* m_grid[3] = {};
+    llvm::Value* m_block[3] = {};
+    llvm::Value* m_block_idx[3] = {};
+    llvm::Value* m_thread_idx[3] = {};
+};
+
+class cpu_codegen : public target_codegen
+{
+public:
+    using target_codegen::target_codegen;
+
+    bool separate_device_module() const override { return false; }
+
+    void emit_kernel(const ir::module& m, const ir::function& f, llvm::Module& out) const override
+    {
+        cpu_kernel_lowering(m, f, description(), out).emit();
+    }
+
+    llvm::Value*
+    emit_launch_call(llvm::IRBuilder<>& b, llvm::Module& host, const launch_call& call) const override
+    {
+        const ir::function& kernel = call.kernel;
+        llvm::Value* known = llvm::ConstantPointerNull::get(b.getPtrTy());
+        if (kernel.known_block_size[0] > 0)
+        {
+            const auto& size = kernel.known_block_size;
+            known = new llvm::GlobalVariable(
+                host,
+                llvm::ArrayType::get(b.getInt32Ty(), 3),
+                true,
+                llvm::GlobalValue::PrivateLinkage,
+                llvm::ConstantDataArray::get(host.getContext(), llvm::ArrayRef<std::int32_t>(size.data(), 3)),
+                kernel.name + ".known_block_size");
+        }
+        llvm::FunctionCallee launch = host.getOrInsertFunction(
+            launch_symbol,
+            llvm::FunctionType::get(
+                b.getInt32Ty(), {b.getPtrTy(), b.getPtrTy(), b.getPtrTy(), b.getPtrTy()}, false));
+        // Launches on the CPU are synchronous: the stream does not matter.
+        return b.CreateCall(
+            launch, {host.getFunction(kernel.name + blocks_suffix), call.slots, call.geometry, known});
+    }
+};
+
+} // namespace
+
+std::unique_ptr<target_codegen> make_cpu_codegen(const target& t)
+{
+    return std::make_unique<cpu_codegen>(t);
+}
+
+} // namespace flyrt::codegen::cpu

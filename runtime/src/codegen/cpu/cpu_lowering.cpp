@@ -1,0 +1,64 @@
+#include "cpu_lowering.hpp"
+
+#include "../inline_math.hpp"
+
+#include <llvm/IR/Constants.h>
+#include <llvm/IR/Intrinsics.h>
+
+namespace flyrt::codegen::cpu
+{
+
+using ir::arith;
+
+void cpu_function_lowering::load_parameters(llvm::Value* slots)
+{
+    for (std::size_t i = 0; i < m_fn.parameters.size(); ++i)
+    {
+        const ir::value_id p = m_fn.parameters[i];
+        llvm::Value* address = m_b.CreateConstInBoundsGEP1_64(m_b.getInt8Ty(), slots, i * slot_bytes);
+        llvm::LoadInst* load = m_b.CreateLoad(llvm_type(m_fn.type_of(p)), address, m_fn.values[p].name);
+        load->setMetadata(llvm::LLVMContext::MD_invariant_load, llvm::MDNode::get(m_ctx, {}));
+        bind(p, load);
+    }
+}
+
+llvm::Value* cpu_function_lowering::math(arith kind, llvm::Value* x, ir::scalar s)
+{
+    switch (kind)
+    {
+    case arith::exp:
+        return intrinsic(llvm::Intrinsic::exp, x);
+    case arith::exp2:
+        // Inline for f32, so the loops around it vectorize: LLVM 19 lowers
+        // llvm.exp2 to one libm call per lane.
+        return s == ir::scalar::f32 ? exp2_f32(m_b, x) : intrinsic(llvm::Intrinsic::exp2, x);
+    case arith::log:
+        return intrinsic(llvm::Intrinsic::log, x);
+    case arith::log2:
+        return intrinsic(llvm::Intrinsic::log2, x);
+    case arith::sqrt:
+        return intrinsic(llvm::Intrinsic::sqrt, x);
+    case arith::rsqrt:
+        return m_b.CreateFDiv(llvm::ConstantFP::get(x->getType(), 1.0), intrinsic(llvm::Intrinsic::sqrt, x));
+    default:
+        throw std::logic_error("not a math function");
+    }
+}
+
+void cpu_function_lowering::report(const ir::op& o)
+{
+    const std::size_t count = o.operands.size();
+    llvm::Value* values = m_b.CreateAlloca(llvm::ArrayType::get(m_b.getInt64Ty(), count == 0 ? 1 : count));
+    for (std::size_t i = 0; i < count; ++i)
+    {
+        m_b.CreateStore(value(o.operands[i]), m_b.CreateConstInBoundsGEP1_64(m_b.getInt64Ty(), values, i));
+    }
+    llvm::FunctionCallee report = m_out.getOrInsertFunction(
+        report_symbol,
+        llvm::FunctionType::get(m_b.getVoidTy(), {m_b.getPtrTy(), m_b.getInt32Ty(), m_b.getPtrTy()}, false));
+    m_b.CreateCall(
+        report,
+        {m_b.CreateGlobalStringPtr(o.callee), m_b.getInt32(static_cast<std::int32_t>(count)), values});
+}
+
+} // namespace flyrt::codegen::cpu

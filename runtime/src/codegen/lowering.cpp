@@ -1,0 +1,638 @@
+#include "lowering.hpp"
+
+#include <stdexcept>
+
+#include <llvm/IR/BasicBlock.h>
+#include <llvm/IR/Constants.h>
+#include <llvm/IR/Function.h>
+#include <llvm/IR/Intrinsics.h>
+
+namespace flyrt::codegen
+{
+
+using ir::arith;
+using ir::opcode;
+using ir::scalar;
+
+function_lowering::function_lowering(const ir::module& m,
+                                     const ir::function& f,
+                                     const target& code_target,
+                                     llvm::Module& out)
+    : m_module(m), m_fn(f), m_target(code_target), m_out(out), m_ctx(out.getContext()), m_b(m_ctx),
+      m_values(f.values.size(), nullptr)
+{
+}
+
+void function_lowering::unsupported(const ir::op& o, const std::string& what) const
+{
+    throw std::runtime_error(o.loc.file + ":" + std::to_string(o.loc.line) + ": " + what + " (kernel " +
+                             m_fn.name + ", target " + m_target.name() + ")");
+}
+
+// Hooks a function of this kind never reaches: the verifier rejects thread
+// indices, barriers, shuffles, shared memory and launches where they make
+// no sense, so these are compiler bugs, not user errors.
+llvm::Value* function_lowering::special(ir::special_register, int)
+{
+    throw std::logic_error("flyrt: a thread index outside a kernel");
+}
+
+void function_lowering::barrier(const ir::op&)
+{
+    throw std::logic_error("flyrt: a barrier outside a kernel");
+}
+
+void function_lowering::shuffle(const ir::op&)
+{
+    throw std::logic_error("flyrt: a shuffle outside a kernel");
+}
+
+llvm::Value* function_lowering::shared_memory()
+{
+    throw std::logic_error("flyrt: shared memory outside a kernel");
+}
+
+void function_lowering::report(const ir::op&)
+{
+    throw std::logic_error("flyrt: this target cannot report errors");
+}
+
+void function_lowering::launch(const ir::op&)
+{
+    throw std::logic_error("flyrt: a launch outside a launcher");
+}
+
+llvm::Value* function_lowering::value(ir::value_id id)
+{
+    return m_values.at(static_cast<std::size_t>(id));
+}
+
+void function_lowering::bind(ir::value_id id, llvm::Value* v)
+{
+    m_values.at(static_cast<std::size_t>(id)) = v;
+}
+
+llvm::Type* function_lowering::llvm_type(scalar kind)
+{
+    switch (kind)
+    {
+    case scalar::i1:
+        return m_b.getInt1Ty();
+    case scalar::i8:
+    case scalar::u8:
+        return m_b.getInt8Ty();
+    case scalar::i16:
+    case scalar::u16:
+        return m_b.getInt16Ty();
+    case scalar::i32:
+    case scalar::u32:
+        return m_b.getInt32Ty();
+    case scalar::i64:
+    case scalar::u64:
+        return m_b.getInt64Ty();
+    case scalar::f16:
+        return m_b.getHalfTy();
+    case scalar::bf16:
+        return m_b.getBFloatTy();
+    case scalar::f32:
+        return m_b.getFloatTy();
+    case scalar::f64:
+        return m_b.getDoubleTy();
+    case scalar::ptr:
+        return llvm::PointerType::get(m_ctx, m_target.global_address_space);
+    }
+    throw std::logic_error("unknown scalar kind");
+}
+
+llvm::Type* function_lowering::llvm_type(const ir::type& t)
+{
+    if (t.kind == scalar::ptr)
+    {
+        return llvm::PointerType::get(m_ctx,
+                                      t.space == ir::address_space::shared ? m_target.shared_address_space
+                                                                           : m_target.global_address_space);
+    }
+    llvm::Type* element = llvm_type(t.kind);
+    return t.lanes > 1 ? llvm::FixedVectorType::get(element, t.lanes) : element;
+}
+
+// Emits a region's ops; returns the values of its terminator (if any).
+std::vector<llvm::Value*> function_lowering::emit_region(const ir::region& r)
+{
+    std::vector<llvm::Value*> yielded;
+    for (const auto& o : r.ops)
+    {
+        if (o->code == opcode::yield || o->code == opcode::condition)
+        {
+            for (ir::value_id id : o->operands)
+            {
+                yielded.push_back(value(id));
+            }
+        }
+        else
+        {
+            emit_op(*o);
+        }
+    }
+    return yielded;
+}
+
+void function_lowering::emit_op(const ir::op& o)
+{
+    switch (o.code)
+    {
+    case opcode::constant:
+        bind(o.results[0], constant(m_fn.type_of(o.results[0]), o));
+        break;
+    case opcode::special:
+        bind(o.results[0], special(static_cast<ir::special_register>(o.attr), static_cast<int>(o.int_value)));
+        break;
+    case opcode::unary:
+        bind(o.results[0], unary(static_cast<arith>(o.attr), o.operands[0]));
+        break;
+    case opcode::binary:
+        bind(o.results[0], binary(static_cast<arith>(o.attr), o.operands[0], o.operands[1]));
+        break;
+    case opcode::compare:
+        bind(o.results[0], compare(static_cast<ir::predicate>(o.attr), o.operands[0], o.operands[1]));
+        break;
+    case opcode::select:
+        bind(o.results[0],
+             m_b.CreateSelect(value(o.operands[0]), value(o.operands[1]), value(o.operands[2])));
+        break;
+    case opcode::fma:
+        bind(o.results[0], fma(o));
+        break;
+    case opcode::cast:
+        bind(o.results[0], cast(o.operands[0], m_fn.type_of(o.results[0])));
+        break;
+    case opcode::bitcast:
+        bind(o.results[0], m_b.CreateBitCast(value(o.operands[0]), llvm_type(m_fn.type_of(o.results[0]))));
+        break;
+    case opcode::load:
+    {
+        const ir::type& t = m_fn.type_of(o.results[0]);
+        llvm::Type* element = llvm_type(t.kind);
+        llvm::LoadInst* load = m_b.CreateLoad(llvm_type(t), address(o, element));
+        load->setAlignment(llvm::Align(std::max(1, ir::bit_width(t.kind) / 8)));
+        bind(o.results[0], load);
+        break;
+    }
+    case opcode::store:
+    {
+        llvm::Type* element = llvm_type(kind_of(o.operands[2]));
+        llvm::StoreInst* store = m_b.CreateStore(value(o.operands[2]), address(o, element));
+        store->setAlignment(llvm::Align(std::max(1, ir::bit_width(kind_of(o.operands[2])) / 8)));
+        break;
+    }
+    case opcode::extract:
+        bind(o.results[0],
+             m_b.CreateExtractElement(value(o.operands[0]), static_cast<std::uint64_t>(o.int_value)));
+        break;
+    case opcode::insert:
+        bind(o.results[0],
+             m_b.CreateInsertElement(
+                 value(o.operands[0]), value(o.operands[1]), static_cast<std::uint64_t>(o.int_value)));
+        break;
+    case opcode::broadcast:
+        bind(o.results[0], m_b.CreateVectorSplat(m_fn.type_of(o.results[0]).lanes, value(o.operands[0])));
+        break;
+    case opcode::reduce:
+        bind(o.results[0], reduce(static_cast<arith>(o.attr), o.operands[0]));
+        break;
+    case opcode::if_:
+        emit_if(o);
+        break;
+    case opcode::for_:
+        emit_for(o);
+        break;
+    case opcode::while_:
+        emit_while(o);
+        break;
+    case opcode::launch:
+        launch(o);
+        break;
+    case opcode::report:
+        report(o);
+        break;
+    case opcode::shared:
+    {
+        // Static arrays first, then `smem=` from a 64-byte boundary.
+        const std::int64_t aligned_static = (m_fn.static_shared_bytes + 63) / 64 * 64;
+        const std::int64_t offset = o.int_value >= 0 ? o.int_value : aligned_static;
+        bind(o.results[0],
+             m_b.CreateConstInBoundsGEP1_64(
+                 m_b.getInt8Ty(), shared_memory(), static_cast<std::uint64_t>(offset)));
+        break;
+    }
+    case opcode::barrier:
+        barrier(o);
+        break;
+    case opcode::shuffle:
+        shuffle(o);
+        break;
+    case opcode::ret:
+    case opcode::yield:
+    case opcode::condition:
+        break;
+    }
+}
+
+llvm::Value* function_lowering::constant(const ir::type& t, const ir::op& o)
+{
+    llvm::Type* type = llvm_type(t);
+    if (ir::is_float(t.kind))
+    {
+        return llvm::ConstantFP::get(type, o.float_value);
+    }
+    if (t.kind == scalar::ptr)
+    {
+        return llvm::ConstantPointerNull::get(llvm::cast<llvm::PointerType>(type));
+    }
+    return llvm::ConstantInt::get(type, static_cast<std::uint64_t>(o.int_value), !ir::is_unsigned(t.kind));
+}
+
+llvm::Value* function_lowering::unary(arith kind, ir::value_id operand)
+{
+    llvm::Value* x = value(operand);
+    const scalar s = kind_of(operand);
+    const bool fp = ir::is_float(s);
+    switch (kind)
+    {
+    case arith::neg:
+        return fp ? m_b.CreateFNeg(x) : m_b.CreateNeg(x);
+    case arith::bit_not:
+        return m_b.CreateNot(x);
+    case arith::abs:
+        return fp ? intrinsic(llvm::Intrinsic::fabs, x)
+                  : m_b.CreateBinaryIntrinsic(llvm::Intrinsic::abs, x, m_b.getFalse());
+    case arith::exp:
+    case arith::exp2:
+    case arith::log:
+    case arith::log2:
+    case arith::sqrt:
+    case arith::rsqrt:
+        return math(kind, x, s);
+    case arith::floor:
+        return intrinsic(llvm::Intrinsic::floor, x);
+    case arith::ceil:
+        return intrinsic(llvm::Intrinsic::ceil, x);
+    default:
+        throw std::logic_error("not a unary op");
+    }
+}
+
+// Integer division and remainder that never trap: x / 0 is 0 (as in
+// numpy), and MIN / -1 wraps to MIN, instead of SIGFPE.
+llvm::Value*
+function_lowering::safe_divisor(llvm::Value* a, llvm::Value* b, bool is_signed, llvm::Value*& by_zero)
+{
+    llvm::Type* t = b->getType();
+    by_zero = m_b.CreateICmpEQ(b, llvm::ConstantInt::get(t, 0));
+    llvm::Value* trap = by_zero;
+    if (is_signed)
+    {
+        const unsigned width = t->getScalarSizeInBits();
+        llvm::Value* min = llvm::ConstantInt::get(t, llvm::APInt::getSignedMinValue(width));
+        llvm::Value* overflow =
+            m_b.CreateAnd(m_b.CreateICmpEQ(a, min), m_b.CreateICmpEQ(b, llvm::ConstantInt::getSigned(t, -1)));
+        trap = m_b.CreateOr(trap, overflow);
+    }
+    return m_b.CreateSelect(trap, llvm::ConstantInt::get(t, 1), b);
+}
+
+llvm::Value* function_lowering::integer_divide(arith kind, llvm::Value* a, llvm::Value* b, bool is_signed)
+{
+    llvm::Value* by_zero = nullptr;
+    llvm::Value* divisor = safe_divisor(a, b, is_signed, by_zero);
+    llvm::Value* q = kind == arith::div
+                         ? (is_signed ? m_b.CreateSDiv(a, divisor) : m_b.CreateUDiv(a, divisor))
+                         : (is_signed ? m_b.CreateSRem(a, divisor) : m_b.CreateURem(a, divisor));
+    return m_b.CreateSelect(by_zero, llvm::ConstantInt::get(a->getType(), 0), q);
+}
+
+llvm::Value* function_lowering::binary(arith kind, ir::value_id lhs, ir::value_id rhs)
+{
+    llvm::Value* a = value(lhs);
+    llvm::Value* b = value(rhs);
+    const scalar s = kind_of(lhs);
+    const bool fp = ir::is_float(s);
+    const bool is_signed = !ir::is_unsigned(s);
+    switch (kind)
+    {
+    case arith::add:
+        return fp ? m_b.CreateFAdd(a, b) : m_b.CreateAdd(a, b);
+    case arith::sub:
+        return fp ? m_b.CreateFSub(a, b) : m_b.CreateSub(a, b);
+    case arith::mul:
+        return fp ? m_b.CreateFMul(a, b) : m_b.CreateMul(a, b);
+    case arith::div:
+    case arith::rem:
+    {
+        if (fp)
+        {
+            return kind == arith::div ? m_b.CreateFDiv(a, b) : m_b.CreateFRem(a, b);
+        }
+        return integer_divide(kind, a, b, is_signed);
+    }
+    case arith::bit_and:
+        return m_b.CreateAnd(a, b);
+    case arith::bit_or:
+        return m_b.CreateOr(a, b);
+    case arith::bit_xor:
+        return m_b.CreateXor(a, b);
+    case arith::shl:
+    case arith::shr:
+    {
+        // Shifting by the width or more is poison in LLVM; give 0 (or the
+        // sign fill for an arithmetic right shift) as numpy does on x86.
+        llvm::Type* t = a->getType();
+        const unsigned width = t->getScalarSizeInBits();
+        llvm::Value* too_far = m_b.CreateICmpUGE(b, llvm::ConstantInt::get(t, width));
+        llvm::Value* amount = m_b.CreateSelect(too_far, llvm::ConstantInt::get(t, 0), b);
+        if (kind == arith::shl)
+        {
+            return m_b.CreateSelect(too_far, llvm::ConstantInt::get(t, 0), m_b.CreateShl(a, amount));
+        }
+        if (is_signed)
+        {
+            llvm::Value* fill = m_b.CreateAShr(a, llvm::ConstantInt::get(t, width - 1));
+            return m_b.CreateSelect(too_far, fill, m_b.CreateAShr(a, amount));
+        }
+        return m_b.CreateSelect(too_far, llvm::ConstantInt::get(t, 0), m_b.CreateLShr(a, amount));
+    }
+    case arith::min:
+    case arith::max:
+    {
+        if (fp)
+        {
+            // NaN-propagating, like numpy.minimum / maximum.
+            return m_b.CreateBinaryIntrinsic(
+                kind == arith::min ? llvm::Intrinsic::minimum : llvm::Intrinsic::maximum, a, b);
+        }
+        llvm::Intrinsic::ID id = kind == arith::min
+                                     ? (is_signed ? llvm::Intrinsic::smin : llvm::Intrinsic::umin)
+                                     : (is_signed ? llvm::Intrinsic::smax : llvm::Intrinsic::umax);
+        return m_b.CreateBinaryIntrinsic(id, a, b);
+    }
+    default:
+        throw std::logic_error("not a binary op");
+    }
+}
+
+llvm::Value* function_lowering::compare(ir::predicate p, ir::value_id lhs, ir::value_id rhs)
+{
+    llvm::Value* a = value(lhs);
+    llvm::Value* b = value(rhs);
+    const scalar s = kind_of(lhs);
+    if (ir::is_float(s))
+    {
+        static const llvm::CmpInst::Predicate fp[] = {llvm::CmpInst::FCMP_OEQ,
+                                                      llvm::CmpInst::FCMP_UNE,
+                                                      llvm::CmpInst::FCMP_OLT,
+                                                      llvm::CmpInst::FCMP_OLE,
+                                                      llvm::CmpInst::FCMP_OGT,
+                                                      llvm::CmpInst::FCMP_OGE};
+        return m_b.CreateFCmp(fp[static_cast<int>(p)], a, b);
+    }
+    static const llvm::CmpInst::Predicate sint[] = {llvm::CmpInst::ICMP_EQ,
+                                                    llvm::CmpInst::ICMP_NE,
+                                                    llvm::CmpInst::ICMP_SLT,
+                                                    llvm::CmpInst::ICMP_SLE,
+                                                    llvm::CmpInst::ICMP_SGT,
+                                                    llvm::CmpInst::ICMP_SGE};
+    static const llvm::CmpInst::Predicate uint[] = {llvm::CmpInst::ICMP_EQ,
+                                                    llvm::CmpInst::ICMP_NE,
+                                                    llvm::CmpInst::ICMP_ULT,
+                                                    llvm::CmpInst::ICMP_ULE,
+                                                    llvm::CmpInst::ICMP_UGT,
+                                                    llvm::CmpInst::ICMP_UGE};
+    return m_b.CreateICmp(ir::is_unsigned(s) ? uint[static_cast<int>(p)] : sint[static_cast<int>(p)], a, b);
+}
+
+llvm::Value* function_lowering::reduce(arith kind, ir::value_id vector)
+{
+    llvm::Value* v = value(vector);
+    const scalar s = kind_of(vector);
+    const bool fp = ir::is_float(s);
+    switch (kind)
+    {
+    case arith::add:
+        // In lane order, so results match a sequential sum.
+        return fp ? m_b.CreateFAddReduce(llvm::ConstantFP::getNegativeZero(llvm_type(s)), v)
+                  : m_b.CreateAddReduce(v);
+    case arith::max:
+        return fp ? m_b.CreateFPMaximumReduce(v) : m_b.CreateIntMaxReduce(v, !ir::is_unsigned(s));
+    case arith::min:
+        return fp ? m_b.CreateFPMinimumReduce(v) : m_b.CreateIntMinReduce(v, !ir::is_unsigned(s));
+    default:
+        throw std::logic_error("vectors reduce with add, min or max");
+    }
+}
+
+llvm::Value* function_lowering::fma(const ir::op& o)
+{
+    llvm::Value* a = value(o.operands[0]);
+    llvm::Value* b = value(o.operands[1]);
+    llvm::Value* c = value(o.operands[2]);
+    if (ir::is_float(kind_of(o.operands[0])))
+    {
+        return m_b.CreateIntrinsic(llvm::Intrinsic::fma, {a->getType()}, {a, b, c});
+    }
+    return m_b.CreateAdd(m_b.CreateMul(a, b), c);
+}
+
+llvm::Value* function_lowering::cast(ir::value_id operand, const ir::type& result)
+{
+    llvm::Value* x = value(operand);
+    const scalar from = kind_of(operand);
+    const scalar to = result.kind;
+    llvm::Type* target = llvm_type(result);
+    if (from == to)
+    {
+        return x;
+    }
+    const bool from_fp = ir::is_float(from);
+    const bool to_fp = ir::is_float(to);
+    if (to == scalar::i1)
+    {
+        return from_fp ? m_b.CreateFCmpUNE(x, llvm::ConstantFP::get(x->getType(), 0.0))
+                       : m_b.CreateICmpNE(x, llvm::ConstantInt::get(x->getType(), 0));
+    }
+    if (from_fp && to_fp)
+    {
+        return m_b.CreateFPCast(x, target);
+    }
+    if (from_fp)
+    {
+        // Saturating: out-of-range and NaN inputs give defined results.
+        return m_b.CreateIntrinsic(ir::is_unsigned(to) ? llvm::Intrinsic::fptoui_sat
+                                                       : llvm::Intrinsic::fptosi_sat,
+                                   {target, x->getType()},
+                                   {x});
+    }
+    if (to_fp)
+    {
+        return ir::is_unsigned(from) ? m_b.CreateUIToFP(x, target) : m_b.CreateSIToFP(x, target);
+    }
+    return m_b.CreateIntCast(x, target, !ir::is_unsigned(from));
+}
+
+llvm::Value* function_lowering::address(const ir::op& o, llvm::Type* element)
+{
+    llvm::Value* offset = value(o.operands[1]);
+    offset = m_b.CreateIntCast(offset, m_b.getInt64Ty(), !ir::is_unsigned(kind_of(o.operands[1])));
+    return m_b.CreateGEP(element, value(o.operands[0]), offset);
+}
+
+void function_lowering::emit_if(const ir::op& o)
+{
+    auto* then_bb = llvm::BasicBlock::Create(m_ctx, "then", m_llvm_fn);
+    auto* else_bb = llvm::BasicBlock::Create(m_ctx, "else", m_llvm_fn);
+    auto* merge = llvm::BasicBlock::Create(m_ctx, "endif", m_llvm_fn);
+    m_b.CreateCondBr(value(o.operands[0]), then_bb, else_bb);
+
+    m_b.SetInsertPoint(then_bb);
+    const auto then_values = emit_region(*o.regions[0]);
+    llvm::BasicBlock* then_end = m_b.GetInsertBlock();
+    m_b.CreateBr(merge);
+
+    m_b.SetInsertPoint(else_bb);
+    const auto else_values = emit_region(*o.regions[1]);
+    llvm::BasicBlock* else_end = m_b.GetInsertBlock();
+    m_b.CreateBr(merge);
+
+    m_b.SetInsertPoint(merge);
+    std::vector<llvm::PHINode*> phis; // all phis first: binding may add stores
+    for (std::size_t i = 0; i < o.results.size(); ++i)
+    {
+        phis.push_back(m_b.CreatePHI(then_values[i]->getType(), 2));
+        phis.back()->addIncoming(then_values[i], then_end);
+        phis.back()->addIncoming(else_values[i], else_end);
+    }
+    for (std::size_t i = 0; i < o.results.size(); ++i)
+    {
+        bind(o.results[i], phis[i]);
+    }
+}
+
+void function_lowering::emit_for(const ir::op& o)
+{
+    const ir::region& body = *o.regions[0];
+    llvm::Value* lower = value(o.operands[0]);
+    llvm::Value* upper = value(o.operands[1]);
+    llvm::Value* step = value(o.operands[2]);
+    const bool is_signed = !ir::is_unsigned(kind_of(o.operands[0]));
+
+    std::vector<llvm::Value*> inits; // before the header: reading them may emit loads
+    for (std::size_t i = 3; i < o.operands.size(); ++i)
+    {
+        inits.push_back(value(o.operands[i]));
+    }
+    llvm::BasicBlock* pre = m_b.GetInsertBlock();
+    auto* header = llvm::BasicBlock::Create(m_ctx, "for.header", m_llvm_fn);
+    auto* inside = llvm::BasicBlock::Create(m_ctx, "for.body", m_llvm_fn);
+    auto* exit = llvm::BasicBlock::Create(m_ctx, "for.exit", m_llvm_fn);
+    m_b.CreateBr(header);
+
+    m_b.SetInsertPoint(header);
+    llvm::PHINode* iv = m_b.CreatePHI(lower->getType(), 2, "iv");
+    iv->addIncoming(lower, pre);
+    std::vector<llvm::PHINode*> carried;
+    for (llvm::Value* init : inits)
+    {
+        llvm::PHINode* phi = m_b.CreatePHI(init->getType(), 2);
+        phi->addIncoming(init, pre);
+        carried.push_back(phi);
+    }
+    // Python's range: a positive step runs while iv < upper, a negative one while iv > upper.
+    llvm::Value* keep_going = nullptr;
+    if (auto* constant_step = llvm::dyn_cast<llvm::ConstantInt>(step))
+    {
+        const bool up = is_signed ? !constant_step->isNegative() : true;
+        keep_going = up ? (is_signed ? m_b.CreateICmpSLT(iv, upper) : m_b.CreateICmpULT(iv, upper))
+                        : m_b.CreateICmpSGT(iv, upper);
+    }
+    else
+    {
+        llvm::Value* up =
+            is_signed ? m_b.CreateICmpSGT(step, llvm::ConstantInt::get(step->getType(), 0)) : m_b.getTrue();
+        llvm::Value* below = is_signed ? m_b.CreateICmpSLT(iv, upper) : m_b.CreateICmpULT(iv, upper);
+        llvm::Value* above = m_b.CreateICmpSGT(iv, upper);
+        keep_going = m_b.CreateSelect(up, below, above);
+    }
+    m_b.CreateCondBr(keep_going, inside, exit);
+
+    m_b.SetInsertPoint(inside);
+    bind(body.arguments[0], iv);
+    for (std::size_t i = 0; i < carried.size(); ++i)
+    {
+        bind(body.arguments[i + 1], carried[i]);
+    }
+    const auto yielded = emit_region(body);
+    llvm::BasicBlock* latch = m_b.GetInsertBlock();
+    iv->addIncoming(m_b.CreateAdd(iv, step), latch);
+    for (std::size_t i = 0; i < carried.size(); ++i)
+    {
+        carried[i]->addIncoming(yielded[i], latch);
+    }
+    m_b.CreateBr(header);
+
+    m_b.SetInsertPoint(exit);
+    for (std::size_t i = 0; i < carried.size(); ++i)
+    {
+        bind(o.results[i], carried[i]);
+    }
+}
+
+void function_lowering::emit_while(const ir::op& o)
+{
+    const ir::region& before = *o.regions[0];
+    const ir::region& after = *o.regions[1];
+    std::vector<llvm::Value*> inits; // before the header: reading them may emit loads
+    for (ir::value_id id : o.operands)
+    {
+        inits.push_back(value(id));
+    }
+    llvm::BasicBlock* pre = m_b.GetInsertBlock();
+    auto* header = llvm::BasicBlock::Create(m_ctx, "while.cond", m_llvm_fn);
+    auto* inside = llvm::BasicBlock::Create(m_ctx, "while.body", m_llvm_fn);
+    auto* exit = llvm::BasicBlock::Create(m_ctx, "while.exit", m_llvm_fn);
+    m_b.CreateBr(header);
+
+    m_b.SetInsertPoint(header);
+    std::vector<llvm::PHINode*> carried;
+    for (llvm::Value* init : inits)
+    {
+        llvm::PHINode* phi = m_b.CreatePHI(init->getType(), 2);
+        phi->addIncoming(init, pre);
+        carried.push_back(phi);
+    }
+    for (std::size_t i = 0; i < carried.size(); ++i)
+    {
+        bind(before.arguments[i], carried[i]);
+    }
+    const auto forwarded = emit_region(before); // cond, values...
+    m_b.CreateCondBr(forwarded[0], inside, exit);
+
+    m_b.SetInsertPoint(inside);
+    for (std::size_t i = 0; i < carried.size(); ++i)
+    {
+        bind(after.arguments[i], forwarded[i + 1]);
+    }
+    const auto yielded = emit_region(after);
+    llvm::BasicBlock* latch = m_b.GetInsertBlock();
+    for (std::size_t i = 0; i < carried.size(); ++i)
+    {
+        carried[i]->addIncoming(yielded[i], latch);
+    }
+    m_b.CreateBr(header);
+
+    m_b.SetInsertPoint(exit);
+    for (std::size_t i = 0; i < carried.size(); ++i)
+    {
+        bind(o.results[i], forwarded[i + 1]);
+    }
+}
+
+} // namespace flyrt::codegen

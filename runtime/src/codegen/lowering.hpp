@@ -1,0 +1,89 @@
+// Target-neutral lowering of one flyrt function to LLVM IR: types,
+// constants, arithmetic, casts, vectors, loads and stores, and structured
+// control flow. A target derives from it, emits the function's shell
+// (signature, parameters, how threads map to the hardware) and provides
+// the hooks below for what differs between targets.
+#pragma once
+
+#include <vector>
+
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+
+#include "flyrt/ir.hpp"
+#include "flyrt/target.hpp"
+
+namespace flyrt::codegen
+{
+
+class function_lowering
+{
+public:
+    // `code_target` is what this function's code runs on (host launchers:
+    // the CPU, whatever their kernels run on); it gives the address spaces.
+    function_lowering(const ir::module& m,
+                      const ir::function& f,
+                      const target& code_target,
+                      llvm::Module& out);
+    virtual ~function_lowering() = default;
+    function_lowering(const function_lowering&) = delete;
+    function_lowering& operator=(const function_lowering&) = delete;
+
+    // Emits the function into the output module.
+    virtual void emit() = 0;
+
+protected:
+    // -- what a target provides --------------------------------------------------
+
+    virtual llvm::Value* special(ir::special_register which, int dim);
+    virtual void barrier(const ir::op& o);
+    virtual void shuffle(const ir::op& o);
+    // The block's shared memory (static arrays, then `smem=`), as a byte pointer.
+    virtual llvm::Value* shared_memory();
+    // exp, exp2, log, log2, sqrt and rsqrt of a float scalar or vector.
+    virtual llvm::Value* math(ir::arith kind, llvm::Value* x, ir::scalar s) = 0;
+    virtual void report(const ir::op& o);
+    virtual void launch(const ir::op& o);
+    // A value where it is used, and where it is defined; the CPU keeps values
+    // that cross a barrier in per-thread slots.
+    virtual llvm::Value* value(ir::value_id id);
+    virtual void bind(ir::value_id id, llvm::Value* v);
+
+    // -- for targets -------------------------------------------------------------
+
+    llvm::Type* llvm_type(ir::scalar kind);
+    llvm::Type* llvm_type(const ir::type& t);
+    ir::scalar kind_of(ir::value_id id) const { return m_fn.type_of(id).kind; }
+    // Emits a region's ops; returns the values of its terminator (if any).
+    std::vector<llvm::Value*> emit_region(const ir::region& r);
+    void emit_op(const ir::op& o);
+    llvm::Value* intrinsic(llvm::Intrinsic::ID id, llvm::Value* x) { return m_b.CreateUnaryIntrinsic(id, x); }
+    [[noreturn]] void unsupported(const ir::op& o, const std::string& what) const;
+
+    const ir::module& m_module;
+    const ir::function& m_fn;
+    const target& m_target;
+    llvm::Module& m_out;
+    llvm::LLVMContext& m_ctx;
+    llvm::IRBuilder<> m_b;
+    std::vector<llvm::Value*> m_values;
+    llvm::Function* m_llvm_fn = nullptr;
+
+private:
+    llvm::Value* constant(const ir::type& t, const ir::op& o);
+    llvm::Value* unary(ir::arith kind, ir::value_id operand);
+    llvm::Value* safe_divisor(llvm::Value* a, llvm::Value* b, bool is_signed, llvm::Value*& by_zero);
+    llvm::Value* integer_divide(ir::arith kind, llvm::Value* a, llvm::Value* b, bool is_signed);
+    llvm::Value* binary(ir::arith kind, ir::value_id lhs, ir::value_id rhs);
+    llvm::Value* compare(ir::predicate p, ir::value_id lhs, ir::value_id rhs);
+    llvm::Value* reduce(ir::arith kind, ir::value_id vector);
+    llvm::Value* fma(const ir::op& o);
+    llvm::Value* cast(ir::value_id operand, const ir::type& result);
+    llvm::Value* address(const ir::op& o, llvm::Type* element);
+    void emit_if(const ir::op& o);
+    void emit_for(const ir::op& o);
+    void emit_while(const ir::op& o);
+};
+
+} // namespace flyrt::codegen

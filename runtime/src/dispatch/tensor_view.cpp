@@ -1,0 +1,231 @@
+#include "tensor_view.hpp"
+
+#include <climits>
+#include <string>
+#include <vector>
+
+namespace py = pybind11;
+
+namespace flyrt::dispatch
+{
+namespace
+{
+
+// Borrowed for the process's life: torch is never unloaded once imported.
+PyTypeObject* g_torch_tensor = nullptr;
+PyObject* g_current_raw_stream = nullptr;
+std::vector<std::pair<PyObject*, std::int64_t>> g_torch_dtypes; // dtype object -> key code
+
+PyObject* interned(const char* text)
+{
+    PyObject* s = PyUnicode_InternFromString(text);
+    if (s == nullptr)
+    {
+        throw py::error_already_set();
+    }
+    return s;
+}
+
+py::object call_method(PyObject* self, PyObject* name)
+{
+    PyObject* result = PyObject_CallMethodNoArgs(self, name);
+    if (result == nullptr)
+    {
+        throw py::error_already_set();
+    }
+    return py::reinterpret_steal<py::object>(result);
+}
+
+py::object attribute(PyObject* self, PyObject* name)
+{
+    PyObject* result = PyObject_GetAttr(self, name);
+    if (result == nullptr)
+    {
+        throw py::error_already_set();
+    }
+    return py::reinterpret_steal<py::object>(result);
+}
+
+std::int64_t as_int64(PyObject* value)
+{
+    const long long v = PyLong_AsLongLong(value);
+    if (v == -1 && PyErr_Occurred())
+    {
+        throw py::error_already_set();
+    }
+    return v;
+}
+
+void read_sizes(PyObject* sequence, std::int64_t* out, int count, const std::string& name, const char* what)
+{
+    if (!PyTuple_Check(sequence) || PyTuple_GET_SIZE(sequence) != count)
+    {
+        throw py::type_error("argument '" + name + "': the tensor's " + what + " are not a tuple of " +
+                             std::to_string(count));
+    }
+    for (int d = 0; d < count; ++d)
+    {
+        out[d] = as_int64(PyTuple_GET_ITEM(sequence, d));
+    }
+}
+
+void set_contiguity(tensor_view& view)
+{
+    std::int64_t expected = 1;
+    view.contiguous = true;
+    for (int d = view.ndim - 1; d >= 0; --d)
+    {
+        if (view.shape[d] != 1 && view.strides[d] != expected)
+        {
+            view.contiguous = false;
+        }
+        expected *= view.shape[d];
+    }
+}
+
+bool torch_imported()
+{
+    if (g_torch_tensor != nullptr)
+    {
+        return true;
+    }
+    PyObject* torch = PyImport_GetModule(interned("torch"));
+    if (torch == nullptr)
+    {
+        PyErr_Clear();
+        return false;
+    }
+    PyObject* tensor = PyObject_GetAttrString(torch, "Tensor");
+    PyObject* c_module = PyObject_GetAttrString(torch, "_C");
+    Py_DECREF(torch);
+    if (tensor == nullptr || c_module == nullptr || !PyType_Check(tensor))
+    {
+        PyErr_Clear();
+        Py_XDECREF(tensor);
+        Py_XDECREF(c_module);
+        return false; // a torch still being imported
+    }
+    g_torch_tensor = reinterpret_cast<PyTypeObject*>(tensor);
+    g_current_raw_stream = PyObject_GetAttrString(c_module, "_cuda_getCurrentRawStream");
+    Py_DECREF(c_module);
+    PyErr_Clear(); // a CPU-only torch has no CUDA streams
+    return true;
+}
+
+} // namespace
+
+void register_torch_dtypes(py::dict codes)
+{
+    g_torch_dtypes.clear();
+    for (auto item : codes)
+    {
+        g_torch_dtypes.emplace_back(item.first.inc_ref().ptr(), item.second.cast<std::int64_t>());
+    }
+}
+
+bool describe_torch_cuda(PyObject* value, const std::string& name, tensor_view& out)
+{
+    if (g_torch_dtypes.empty() || !torch_imported() || !PyObject_TypeCheck(value, g_torch_tensor))
+    {
+        return false;
+    }
+    static PyObject* is_cuda = interned("is_cuda");
+    static PyObject* get_device = interned("get_device");
+    static PyObject* data_ptr = interned("data_ptr");
+    static PyObject* dtype = interned("dtype");
+    static PyObject* shape = interned("shape");
+    static PyObject* stride = interned("stride");
+    if (attribute(value, is_cuda).ptr() != Py_True)
+    {
+        return false;
+    }
+    const py::object type = attribute(value, dtype);
+    out.dtype = -1;
+    for (const auto& [object, code] : g_torch_dtypes)
+    {
+        if (object == type.ptr())
+        {
+            out.dtype = code;
+        }
+    }
+    if (out.dtype < 0)
+    {
+        throw py::type_error("argument '" + name + "': unsupported tensor dtype " +
+                             py::str(type).cast<std::string>());
+    }
+    const py::object sizes = attribute(value, shape);
+    out.ndim = static_cast<int>(PyTuple_GET_SIZE(sizes.ptr()));
+    if (out.ndim > tensor_view::max_dims)
+    {
+        throw py::type_error("argument '" + name + "': tensors have at most " +
+                             std::to_string(tensor_view::max_dims) + " dimensions");
+    }
+    read_sizes(sizes.ptr(), out.shape, out.ndim, name, "sizes");
+    read_sizes(call_method(value, stride).ptr(), out.strides, out.ndim, name, "strides");
+    out.data = static_cast<std::uint64_t>(as_int64(call_method(value, data_ptr).ptr()));
+    out.device = device_type::cuda;
+    out.device_index = static_cast<int>(as_int64(call_method(value, get_device).ptr()));
+    set_contiguity(out);
+    return true;
+}
+
+void describe_device_tuple(PyObject* value, const std::string& name, tensor_view& out)
+{
+    if (!PyTuple_Check(value) || PyTuple_GET_SIZE(value) != 6)
+    {
+        throw py::type_error("argument '" + name + "': the tensor adapter returned " +
+                             std::string(Py_TYPE(value)->tp_name) + ", not a numpy array or a device tensor");
+    }
+    const std::int64_t type = as_int64(PyTuple_GET_ITEM(value, 0));
+    if (type != static_cast<std::int64_t>(device_type::cuda))
+    {
+        throw py::type_error("argument '" + name + "': tensors on DLPack device type " +
+                             std::to_string(type) + " are not supported");
+    }
+    out.device = device_type::cuda;
+    out.device_index = static_cast<int>(as_int64(PyTuple_GET_ITEM(value, 1)));
+    out.data = static_cast<std::uint64_t>(as_int64(PyTuple_GET_ITEM(value, 2)));
+    PyObject* sizes = PyTuple_GET_ITEM(value, 3);
+    if (!PyTuple_Check(sizes) || PyTuple_GET_SIZE(sizes) > tensor_view::max_dims)
+    {
+        throw py::type_error("argument '" + name + "': tensors have at most " +
+                             std::to_string(tensor_view::max_dims) + " dimensions");
+    }
+    out.ndim = static_cast<int>(PyTuple_GET_SIZE(sizes));
+    read_sizes(sizes, out.shape, out.ndim, name, "sizes");
+    read_sizes(PyTuple_GET_ITEM(value, 4), out.strides, out.ndim, name, "strides");
+    out.dtype = as_int64(PyTuple_GET_ITEM(value, 5));
+    set_contiguity(out);
+}
+
+bool fits_int32(const tensor_view& view)
+{
+    for (int d = 0; d < view.ndim; ++d)
+    {
+        if (view.shape[d] > INT32_MAX || view.strides[d] > INT32_MAX || view.strides[d] < INT32_MIN)
+        {
+            return false;
+        }
+    }
+    return true;
+}
+
+std::int64_t torch_current_stream(int device)
+{
+    if (!torch_imported() || g_current_raw_stream == nullptr)
+    {
+        return 0;
+    }
+    PyObject* index = PyLong_FromLong(device);
+    PyObject* stream = PyObject_CallOneArg(g_current_raw_stream, index);
+    Py_DECREF(index);
+    if (stream == nullptr)
+    {
+        throw py::error_already_set();
+    }
+    const std::int64_t handle = as_int64(stream);
+    Py_DECREF(stream);
+    return handle;
+}
+
+} // namespace flyrt::dispatch

@@ -1,0 +1,59 @@
+// What a launcher needs of a tensor argument, wherever it lives: its data
+// pointer, element type, shape and strides (in elements) and its device.
+// numpy arrays are read directly and torch CUDA tensors through their C
+// methods, so a cache hit runs no Python; anything else goes through the
+// Python adapter once per call.
+#pragma once
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <cstdint>
+
+#include <pybind11/pybind11.h>
+
+namespace flyrt::dispatch
+{
+
+enum class device_type : std::uint8_t
+{
+    host = 1, // DLPack's kDLCPU
+    cuda = 2, // kDLCUDA
+};
+
+struct tensor_view
+{
+    static constexpr int max_dims = 16;
+
+    std::uint64_t data = 0;
+    std::int64_t dtype = -1; // key code: ir::scalar, or an FP8 code (dispatcher.cpp)
+    int ndim = 0;
+    std::int64_t shape[max_dims] = {};
+    std::int64_t strides[max_dims] = {}; // in elements
+    device_type device = device_type::host;
+    int device_index = 0;
+    bool contiguous = false;
+};
+
+// Reads a torch CUDA tensor; false when `value` is not one (or torch is not
+// imported, or its dtypes are not registered yet). Throws for a torch CUDA
+// tensor flyrt cannot pass (a dtype it does not know, too many dimensions).
+bool describe_torch_cuda(PyObject* value, const std::string& name, tensor_view& out);
+
+// The torch dtypes flyrt knows, with their key codes (the Python driver
+// registers them on its first use of torch).
+void register_torch_dtypes(pybind11::dict codes);
+
+// Reads the adapter's answer for a device tensor: (device type, device
+// index, data pointer, shape, strides in elements, dtype code).
+void describe_device_tuple(PyObject* value, const std::string& name, tensor_view& out);
+
+// Whether a view's shapes and strides all fit in Int32 (else the launcher
+// is specialized on 64-bit indexing for it).
+bool fits_int32(const tensor_view& view);
+
+// The CUDA stream torch calls current on `device`, or 0 (the default stream)
+// when torch is not imported.
+std::int64_t torch_current_stream(int device);
+
+} // namespace flyrt::dispatch

@@ -1,0 +1,23 @@
+// From a verified flyrt module to what a target runs: the host launcher's
+// objects for this machine's CPU and, for GPU targets, a device image per
+// kernel; packed as one payload (code_bundle.hpp) that the disk cache
+// stores and the loader (jit_engine.hpp) takes.
+#pragma once
+
+#include <string>
+
+#include "flyrt/ir.hpp"
+#include "flyrt/target.hpp"
+#include "part_memo.hpp"
+
+namespace flyrt::jit
+{
+
+// `llvm_ir_out`, if given, receives the optimized LLVM IR as text (for
+// inspection; every function is compiled then).
+std::string compile(const ir::module& m, const target& kernels, std::string* llvm_ir_out = nullptr);
+
+// Functions compiled, and reused from an earlier compile, in this process.
+part_counts compiled_part_counts();
+
+} // namespace flyrt::jit

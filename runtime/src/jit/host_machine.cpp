@@ -1,0 +1,116 @@
+#include "host_machine.hpp"
+
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <unordered_map>
+
+#include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
+#include <llvm/IR/Module.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+#include <llvm/TargetParser/SubtargetFeature.h>
+
+#include "module_split.hpp"
+#include "optimizer.hpp"
+#include "part_memo.hpp"
+
+namespace flyrt::jit
+{
+namespace
+{
+
+// One target machine per CPU description; LLVM's passes only read it, but
+// emission is serialized to stay on the safe side.
+struct host_machine
+{
+    std::unique_ptr<llvm::TargetMachine> machine;
+    std::mutex mutex;
+
+    explicit host_machine(const target& cpu)
+    {
+        llvm::InitializeNativeTarget();
+        llvm::InitializeNativeTargetAsmPrinter();
+        llvm::orc::JITTargetMachineBuilder builder{llvm::Triple(cpu.triple)};
+        builder.setCPU(cpu.cpu);
+        llvm::SubtargetFeatures features(cpu.features);
+        builder.addFeatures(features.getFeatures());
+        builder.setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+        auto created = builder.createTargetMachine();
+        if (!created)
+        {
+            std::string text;
+            llvm::raw_string_ostream stream(text);
+            stream << created.takeError();
+            throw std::runtime_error("cannot create a target machine for this CPU: " + stream.str());
+        }
+        machine = std::move(*created);
+    }
+};
+
+host_machine& machine_for(const target& cpu)
+{
+    static std::mutex mutex;
+    static std::unordered_map<std::string, std::unique_ptr<host_machine>> machines;
+    std::lock_guard<std::mutex> lock(mutex);
+    auto& slot = machines[cpu.id()];
+    if (!slot)
+    {
+        slot = std::make_unique<host_machine>(cpu);
+    }
+    return *slot;
+}
+
+
+} // namespace
+
+std::vector<std::string> compile_host(llvm::Module& module, const target& cpu, std::string* llvm_ir_out)
+{
+    host_machine& host = machine_for(cpu);
+    std::lock_guard<std::mutex> lock(host.mutex);
+    module.setDataLayout(host.machine->createDataLayout());
+    module.setTargetTriple(host.machine->getTargetTriple().str());
+    for (llvm::Function& f : module)
+    {
+        if (!f.isDeclaration())
+        {
+            f.addFnAttr("target-cpu", host.machine->getTargetCPU());
+            f.addFnAttr("target-features", host.machine->getTargetFeatureString());
+        }
+    }
+    std::vector<std::unique_ptr<llvm::Module>> parts = split_by_function(module);
+    std::vector<std::string> objects;
+    auto compile_part = [&](llvm::Module& part)
+    {
+        // Inspection wants every part's optimized IR: compile them all then.
+        const std::string key = llvm_ir_out == nullptr ? digest_of(part, cpu.id()) : std::string();
+        if (std::optional<std::string> known = key.empty() ? std::nullopt : part_memo::instance().find(key))
+        {
+            objects.push_back(std::move(*known));
+            return;
+        }
+        optimize(part, *host.machine, false);
+        if (llvm_ir_out != nullptr)
+        {
+            llvm::raw_string_ostream stream(*llvm_ir_out);
+            part.print(stream, nullptr);
+        }
+        objects.push_back(emit(part, *host.machine, llvm::CodeGenFileType::ObjectFile));
+        if (!key.empty())
+        {
+            part_memo::instance().add(key, objects.back());
+        }
+    };
+    if (parts.empty())
+    {
+        compile_part(module);
+    }
+    for (std::unique_ptr<llvm::Module>& part : parts)
+    {
+        compile_part(*part);
+    }
+    return objects;
+}
+
+} // namespace flyrt::jit

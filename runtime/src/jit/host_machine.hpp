@@ -1,0 +1,22 @@
+// Host code: relocatable objects for this machine's CPU, one per function,
+// at O3; an object whose IR this process compiled before is reused.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "flyrt/target.hpp"
+
+namespace llvm
+{
+class Module;
+}
+
+namespace flyrt::jit
+{
+
+// Compiles `module` (which it modifies) for `cpu`. `llvm_ir_out`, if given,
+// receives the optimized LLVM IR (every function is compiled then).
+std::vector<std::string> compile_host(llvm::Module& module, const target& cpu, std::string* llvm_ir_out);
+
+} // namespace flyrt::jit

@@ -1,0 +1,47 @@
+#include "optimizer.hpp"
+
+#include <stdexcept>
+
+#include <llvm/Analysis/CGSCCPassManager.h>
+#include <llvm/Analysis/LoopAnalysisManager.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/Module.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+
+namespace flyrt::jit
+{
+
+void optimize(llvm::Module& module, llvm::TargetMachine& machine, bool unroll)
+{
+    llvm::LoopAnalysisManager loops;
+    llvm::FunctionAnalysisManager functions;
+    llvm::CGSCCAnalysisManager cgscc;
+    llvm::ModuleAnalysisManager modules;
+    llvm::PipelineTuningOptions tuning;
+    tuning.LoopUnrolling = unroll;
+    // The target's own passes (NVVMReflect for libdevice, say) join here.
+    llvm::PassBuilder builder(&machine, tuning);
+    builder.registerModuleAnalyses(modules);
+    builder.registerCGSCCAnalyses(cgscc);
+    builder.registerFunctionAnalyses(functions);
+    builder.registerLoopAnalyses(loops);
+    builder.crossRegisterProxies(loops, functions, cgscc, modules);
+    builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(module, modules);
+}
+
+std::string emit(llvm::Module& module, llvm::TargetMachine& machine, llvm::CodeGenFileType type)
+{
+    llvm::SmallVector<char, 0> out;
+    llvm::raw_svector_ostream stream(out);
+    llvm::legacy::PassManager passes;
+    if (machine.addPassesToEmitFile(passes, stream, nullptr, type))
+    {
+        throw std::runtime_error("LLVM cannot emit code for " + machine.getTargetTriple().str());
+    }
+    passes.run(module);
+    return std::string(out.begin(), out.end());
+}
+
+} // namespace flyrt::jit

@@ -1,0 +1,100 @@
+// The CUDA driver API, opened at run time (libcuda.so.1): flyrt builds, and
+// runs on the CPU, without CUDA; only work on an NVIDIA GPU needs a driver.
+// The few types and constants used are declared here as the driver's ABI
+// defines them (cuda.h), so no CUDA headers are needed to build.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace flyrt::launch::cuda
+{
+
+using CUresult = int;
+using CUdevice = int;
+using CUdeviceptr = std::uint64_t;
+using CUcontext = struct CUctx_st*;
+using CUmodule = struct CUmod_st*;
+using CUfunction = struct CUfunc_st*;
+using CUstream = struct CUstream_st*;
+
+inline constexpr CUresult CUDA_SUCCESS = 0;
+inline constexpr int CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 1;
+inline constexpr int CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16;
+inline constexpr int CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE = 38;
+inline constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75;
+inline constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;
+inline constexpr int CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97;
+inline constexpr int CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8;
+inline constexpr int CU_JIT_INFO_LOG_BUFFER = 3;
+inline constexpr int CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES = 4;
+inline constexpr int CU_JIT_ERROR_LOG_BUFFER = 5;
+inline constexpr int CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6;
+
+// The entry points flyrt calls, resolved once per process.
+struct driver_api
+{
+    CUresult (*cuInit)(unsigned);
+    CUresult (*cuDriverGetVersion)(int*);
+    CUresult (*cuDeviceGetCount)(int*);
+    CUresult (*cuDeviceGet)(CUdevice*, int);
+    CUresult (*cuDeviceGetAttribute)(int*, int, CUdevice);
+    CUresult (*cuDeviceGetName)(char*, int, CUdevice);
+    CUresult (*cuDevicePrimaryCtxRetain)(CUcontext*, CUdevice);
+    CUresult (*cuCtxGetCurrent)(CUcontext*);
+    CUresult (*cuCtxSetCurrent)(CUcontext);
+    CUresult (*cuModuleLoadDataEx)(CUmodule*, const void*, unsigned, int*, void**);
+    CUresult (*cuModuleUnload)(CUmodule);
+    CUresult (*cuModuleGetFunction)(CUfunction*, CUmodule, const char*);
+    CUresult (*cuModuleGetGlobal)(CUdeviceptr*, std::size_t*, CUmodule, const char*);
+    CUresult (*cuFuncSetAttribute)(CUfunction, int, int);
+    CUresult (*cuLaunchKernel)(CUfunction,
+                               unsigned,
+                               unsigned,
+                               unsigned,
+                               unsigned,
+                               unsigned,
+                               unsigned,
+                               unsigned,
+                               CUstream,
+                               void**,
+                               void**);
+    CUresult (*cuStreamSynchronize)(CUstream);
+    CUresult (*cuMemcpyDtoH)(void*, CUdeviceptr, std::size_t);
+    CUresult (*cuMemsetD8)(CUdeviceptr, unsigned char, std::size_t);
+    CUresult (*cuMemGetInfo)(std::size_t*, std::size_t*);
+    CUresult (*cuGetErrorName)(CUresult, const char**);
+    CUresult (*cuGetErrorString)(CUresult, const char**);
+};
+
+// The driver, initialized; throws std::runtime_error saying why there is
+// none (no libcuda.so.1, or cuInit failed: no GPU, a driver too old).
+const driver_api& driver();
+
+// Whether a driver with at least one device answers (never throws).
+bool available();
+
+// "CUDA_ERROR_ILLEGAL_ADDRESS (an illegal memory access was encountered)".
+std::string error_text(CUresult result);
+
+struct device_info
+{
+    int ordinal = 0;
+    std::string name;
+    int major = 0;
+    int minor = 0;
+    int multiprocessors = 0;
+    int max_threads_per_block = 0;
+    std::int64_t max_shared_per_block = 0; // opt-in maximum
+    std::int64_t l2_bytes = 0;
+};
+
+int device_count();
+device_info device(int ordinal);
+
+// Makes device `ordinal`'s primary context (the one PyTorch uses) current
+// on this thread, retaining it on first use; returns it.
+CUcontext use_device(int ordinal);
+
+} // namespace flyrt::launch::cuda

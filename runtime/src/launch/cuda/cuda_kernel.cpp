@@ -1,0 +1,220 @@
+#include "cuda_kernel.hpp"
+
+#include <atomic>
+#include <cstring>
+#include <stdexcept>
+
+#include "../../codegen/nvptx/nvptx_codegen.hpp"
+
+namespace flyrt::launch::cuda
+{
+namespace
+{
+
+// The kernel launched last on each device, to name a suspect when an
+// asynchronous fault surfaces at a later call.
+constexpr int max_devices = 64;
+// 4 KiB of parameters, 8 bytes each at most: CUDA's limit before Volta.
+constexpr std::size_t max_parameters = 512;
+std::atomic<const std::string*> g_last_launched[max_devices];
+
+std::string suspect(int device)
+{
+    const std::string* last = device < max_devices ? g_last_launched[device].load() : nullptr;
+    return last != nullptr ? "; the last flyrt kernel launched on this device was " + *last : "";
+}
+
+// Faults that leave the context unusable until the process restarts.
+bool sticky(CUresult result)
+{
+    return result == 700 || result == 701 || result == 714 || result == 715 || result == 716 ||
+           result == 717 || result == 718 || result == 719 || result == 720;
+}
+
+} // namespace
+
+cuda_kernel::cuda_kernel(const jit::device_image& image, int ordinal)
+    : m_name(image.kernel), m_device(ordinal), m_parameters(image.parameters),
+      m_known_block(image.known_block), m_reports(image.reports)
+{
+    if (m_parameters > max_parameters)
+    {
+        throw std::runtime_error("kernel " + m_name + " takes " + std::to_string(m_parameters) +
+                                 " native arguments; CUDA launches take at most " +
+                                 std::to_string(max_parameters));
+    }
+    const driver_api& api = driver();
+    m_context = use_device(ordinal);
+    const device_info info = cuda::device(ordinal);
+    m_max_shared = info.max_shared_per_block;
+    m_max_threads = info.max_threads_per_block;
+    std::vector<char> errors(16384, '\0');
+    int options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+    void* values[] = {errors.data(), reinterpret_cast<void*>(errors.size())};
+    const CUresult loaded = api.cuModuleLoadDataEx(&m_module, image.code.c_str(), 2, options, values);
+    if (loaded != CUDA_SUCCESS)
+    {
+        throw std::runtime_error("the CUDA driver rejected kernel " + m_name + ": " + error_text(loaded) +
+                                 (errors[0] != '\0' ? "\n" + std::string(errors.data()) : std::string()));
+    }
+    CUresult found = api.cuModuleGetFunction(&m_function, m_module, m_name.c_str());
+    if (found == CUDA_SUCCESS && !m_reports.empty())
+    {
+        found = api.cuModuleGetGlobal(&m_report, &m_report_bytes, m_module, codegen::nvptx::report_global);
+    }
+    if (found != CUDA_SUCCESS)
+    {
+        api.cuModuleUnload(m_module);
+        throw std::runtime_error("kernel " + m_name + " is missing from its own PTX: " + error_text(found));
+    }
+}
+
+cuda_kernel::~cuda_kernel()
+{
+    for (auto& last : g_last_launched)
+    {
+        const std::string* mine = &m_name;
+        last.compare_exchange_strong(mine, nullptr);
+    }
+    const driver_api& api = driver();
+    CUcontext current = nullptr;
+    api.cuCtxGetCurrent(&current);
+    api.cuCtxSetCurrent(m_context);
+    api.cuModuleUnload(m_module);
+    api.cuCtxSetCurrent(current);
+}
+
+std::int32_t cuda_kernel::check_geometry(const geometry& g, std::uint32_t shared)
+{
+    std::uint64_t threads = 1;
+    for (int d = 0; d < 3; ++d)
+    {
+        if (static_cast<std::int32_t>(g.grid[d]) < 0 || static_cast<std::int32_t>(g.block[d]) < 1)
+        {
+            return fail("kernel " + m_name + ": launch with grid " + dim3_text(g.grid) + " and block " +
+                        dim3_text(g.block) + ": grid sizes must be >= 0 and block sizes >= 1");
+        }
+        threads *= g.block[d];
+    }
+    if (m_known_block[0] > 0 && (static_cast<std::int32_t>(g.block[0]) != m_known_block[0] ||
+                                 static_cast<std::int32_t>(g.block[1]) != m_known_block[1] ||
+                                 static_cast<std::int32_t>(g.block[2]) != m_known_block[2]))
+    {
+        const std::uint32_t known[3] = {static_cast<std::uint32_t>(m_known_block[0]),
+                                        static_cast<std::uint32_t>(m_known_block[1]),
+                                        static_cast<std::uint32_t>(m_known_block[2])};
+        return fail("kernel " + m_name + " was compiled for known_block_size=" + dim3_text(known) +
+                    " but is launched with block=" + dim3_text(g.block));
+    }
+    if (threads > static_cast<std::uint64_t>(m_max_threads))
+    {
+        return fail("kernel " + m_name + ": a block of " + std::to_string(threads) + " threads exceeds the " +
+                    std::to_string(m_max_threads) + " this GPU allows");
+    }
+    if (shared > m_max_shared)
+    {
+        return fail("kernel " + m_name + ": shared memory of " + std::to_string(g.static_shared_bytes) +
+                    " bytes (static) + " + std::to_string(g.smem_bytes) + " bytes (smem=) exceeds the " +
+                    std::to_string(m_max_shared) + " a block has on this GPU");
+    }
+    return 0;
+}
+
+std::int32_t cuda_kernel::launch(const std::uint64_t* slots, const geometry& g, std::int64_t stream)
+{
+    const driver_api& api = driver();
+    const std::uint32_t shared = g.static_shared_bytes + g.smem_bytes;
+    if (const std::int32_t problem = check_geometry(g, shared))
+    {
+        return problem;
+    }
+    if (g.grid[0] == 0 || g.grid[1] == 0 || g.grid[2] == 0)
+    {
+        return 0; // an empty grid runs nothing, as on the CPU
+    }
+    CUcontext current = nullptr;
+    api.cuCtxGetCurrent(&current);
+    if (current != m_context)
+    {
+        api.cuCtxSetCurrent(m_context);
+    }
+    if (shared > static_cast<std::uint32_t>(m_dynamic_shared_limit))
+    {
+        // Above 48 KiB a function must opt in to its dynamic shared memory.
+        const CUresult raised = api.cuFuncSetAttribute(
+            m_function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(shared));
+        if (raised != CUDA_SUCCESS)
+        {
+            return fail("kernel " + m_name + ": cannot allow it " + std::to_string(shared) +
+                        " bytes of shared memory: " + error_text(raised));
+        }
+        m_dynamic_shared_limit = static_cast<int>(shared);
+    }
+    void* arguments[max_parameters];
+    for (std::size_t i = 0; i < m_parameters; ++i)
+    {
+        arguments[i] = const_cast<std::uint64_t*>(slots + i); // the driver copies each parameter's bytes
+    }
+    auto* handle = reinterpret_cast<CUstream>(static_cast<std::intptr_t>(stream));
+    const CUresult launched = api.cuLaunchKernel(m_function,
+                                                 g.grid[0],
+                                                 g.grid[1],
+                                                 g.grid[2],
+                                                 g.block[0],
+                                                 g.block[1],
+                                                 g.block[2],
+                                                 shared,
+                                                 handle,
+                                                 arguments,
+                                                 nullptr);
+    if (launched != CUDA_SUCCESS)
+    {
+        return fail("kernel " + m_name + ": launch failed: " + error_text(launched) +
+                    (sticky(launched)
+                         ? suspect(m_device) + " (an earlier launch faulted; this process's CUDA context is "
+                                               "unusable until it restarts)"
+                         : std::string()));
+    }
+    if (m_device < max_devices)
+    {
+        g_last_launched[m_device].store(&m_name);
+    }
+    return m_reports.empty() ? 0 : read_report(handle);
+}
+
+std::int32_t cuda_kernel::read_report(CUstream stream)
+{
+    const driver_api& api = driver();
+    if (const CUresult done = api.cuStreamSynchronize(stream); done != CUDA_SUCCESS)
+    {
+        return fail("kernel " + m_name + " failed: " + error_text(done) +
+                    (sticky(done) ? " (this process's CUDA context is unusable until it restarts)" : ""));
+    }
+    struct
+    {
+        std::int32_t taken;
+        std::int32_t which;
+        std::int64_t values[codegen::nvptx::report_values];
+    } record{};
+    if (m_report_bytes != sizeof record)
+    {
+        return fail("kernel " + m_name + ": its report record has an unexpected size");
+    }
+    if (const CUresult read = api.cuMemcpyDtoH(&record, m_report, sizeof record); read != CUDA_SUCCESS)
+    {
+        return fail("kernel " + m_name + ": cannot read its error report: " + error_text(read));
+    }
+    if (record.taken == 0)
+    {
+        return 0;
+    }
+    api.cuMemsetD8(m_report, 0, sizeof record);
+    if (record.which < 0 || static_cast<std::size_t>(record.which) >= m_reports.size())
+    {
+        return fail("kernel " + m_name + " reported an error flyrt cannot name");
+    }
+    return fail(format_report(m_reports[record.which], codegen::nvptx::report_values, record.values),
+                status_reported);
+}
+
+} // namespace flyrt::launch::cuda

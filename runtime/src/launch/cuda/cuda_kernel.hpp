@@ -1,0 +1,53 @@
+// A kernel's PTX loaded on one NVIDIA GPU (in its primary context), and its
+// launch: cuLaunchKernel with the arguments straight from the launcher's
+// slots, on the stream the call names, asynchronously. A kernel that can
+// report errors (FLYDSL_DEBUG_BOUNDS) is waited for and its report read.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "../../jit/code_bundle.hpp"
+#include "../device_kernel.hpp"
+#include "cuda_driver.hpp"
+
+namespace flyrt::launch::cuda
+{
+
+class cuda_kernel : public device_kernel
+{
+public:
+    // Loads `image` on device `ordinal`; throws std::runtime_error with the
+    // driver's log if the driver rejects it.
+    cuda_kernel(const jit::device_image& image, int ordinal);
+    ~cuda_kernel() override;
+
+    cuda_kernel(const cuda_kernel&) = delete;
+    cuda_kernel& operator=(const cuda_kernel&) = delete;
+
+    std::int32_t launch(const std::uint64_t* slots, const geometry& g, std::int64_t stream) override;
+
+    const std::string& name() const { return m_name; }
+    int device() const { return m_device; }
+
+private:
+    std::int32_t check_geometry(const geometry& g, std::uint32_t shared);
+    std::int32_t read_report(CUstream stream);
+
+    std::string m_name;
+    int m_device;
+    CUcontext m_context = nullptr;
+    CUmodule m_module = nullptr;
+    CUfunction m_function = nullptr;
+    std::size_t m_parameters;
+    std::array<std::int32_t, 3> m_known_block;
+    std::vector<std::string> m_reports;
+    CUdeviceptr m_report = 0; // the module's report record, if it reports
+    std::size_t m_report_bytes = 0;
+    int m_dynamic_shared_limit = 48 * 1024; // what the function is allowed now
+    std::int64_t m_max_shared = 0;          // what the device allows
+    int m_max_threads = 1024;
+};
+
+} // namespace flyrt::launch::cuda

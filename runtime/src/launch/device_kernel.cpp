@@ -1,0 +1,33 @@
+#include "device_kernel.hpp"
+
+#include "flyrt/ir.hpp"
+
+namespace flyrt::launch
+{
+namespace
+{
+
+thread_local std::int64_t t_call_stream = 0;
+
+} // namespace
+
+void set_call_stream(std::int64_t stream)
+{
+    t_call_stream = stream;
+}
+
+std::int64_t call_stream()
+{
+    return t_call_stream;
+}
+
+} // namespace flyrt::launch
+
+extern "C" std::int32_t flyrt_device_launch(flyrt::launch::device_kernel* kernel,
+                                            const std::uint64_t* slots,
+                                            const flyrt::launch::geometry* g,
+                                            std::int64_t stream)
+{
+    using namespace flyrt;
+    return kernel->launch(slots, *g, stream == ir::default_stream ? launch::call_stream() : stream);
+}

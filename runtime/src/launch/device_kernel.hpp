@@ -1,0 +1,33 @@
+// A kernel loaded on a GPU, whichever driver loaded it. Generated host code
+// launches it through flyrt_device_launch (codegen/device_launch.hpp) with
+// the table of kernels its artifact loaded.
+#pragma once
+
+#include <cstdint>
+
+#include "launch_status.hpp"
+
+namespace flyrt::launch
+{
+
+class device_kernel
+{
+public:
+    virtual ~device_kernel() = default;
+
+    // Enqueues the kernel on `stream` (a driver handle, as an integer);
+    // returns 0, or a status with last_error() set.
+    virtual std::int32_t launch(const std::uint64_t* slots, const geometry& g, std::int64_t stream) = 0;
+};
+
+// The stream of the launcher call on this thread, which launches without
+// their own stream (`stream=None`) run on; set by the dispatcher per call.
+void set_call_stream(std::int64_t stream);
+std::int64_t call_stream();
+
+} // namespace flyrt::launch
+
+extern "C" std::int32_t flyrt_device_launch(flyrt::launch::device_kernel* kernel,
+                                            const std::uint64_t* slots,
+                                            const flyrt::launch::geometry* g,
+                                            std::int64_t stream);
