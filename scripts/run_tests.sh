@@ -7,4 +7,4 @@ export PATH="$PWD/.venv/bin:$PATH"
 export PYDEVD_DISABLE_FILE_VALIDATION=1
 
 ctest --test-dir build --output-on-failure
-python -m pytest tests "$@"
+python -m pytest tests -rs "$@"

@@ -221,24 +221,55 @@ def build_work_list(context_lengths, num_kv_heads, block_size, workers, pages_pe
 def pa_decode_ps_launch(query, key_cache, value_cache, block_tables, context_lengths, k_scale, v_scale,
                         softmax_scale=None, trans_v=False, query_length=1, workers=8, pages_per_work=None,
                         out=None):
-    """Decode attention over a paged FP8 KV cache; returns the output (query's dtype)."""
+    """Decode attention over a paged FP8 KV cache; returns the output (query's
+    dtype). numpy arrays run on the CPU; torch CUDA tensors on their GPU."""
     _, num_q_heads, head_size = query.shape
     _, num_kv_heads, block_size = key_cache.shape[:3]
     if num_q_heads % num_kv_heads:
         raise ValueError(f"{num_q_heads} query heads do not group over {num_kv_heads} kv heads")
     if head_size % LANES:
         raise ValueError(f"head size {head_size} must be a multiple of {LANES}")
-    fmt = fp8.format_of(key_cache)
-    if fmt is None or fp8.format_of(value_cache) != fmt:
+    fmt = _fp8_format(key_cache)
+    if fmt is None or _fp8_format(value_cache) != fmt:
         raise TypeError("key and value caches must be FP8 tensors of one format (flyrt.fp8.quantize / as_fp8)")
     group = num_q_heads // num_kv_heads
-    per_token_kv = np.ndim(k_scale) == 3
-    work, offsets, ranges = build_work_list(context_lengths, num_kv_heads, block_size, workers, pages_per_work)
-    partial_out = np.zeros((len(work), query_length, group, head_size), np.float32)
-    partial_lse = np.zeros((len(work), query_length, group), np.float32)
+    per_token_kv = len(k_scale.shape) == 3
+    lengths = _to_numpy(context_lengths)
+    work, offsets, ranges = build_work_list(lengths, num_kv_heads, block_size, workers, pages_per_work)
+    on = _placement(query)
+    partial_out = on(np.zeros((len(work), query_length, group, head_size), np.float32))
+    partial_lse = on(np.zeros((len(work), query_length, group), np.float32))
+    out = on(np.empty(query.shape, np.float32)).to(query.dtype) if out is None and on is not np.asarray else out
     out = np.empty_like(query) if out is None else out
-    launch = compile_pa_decode_ps(softmax_scale, trans_v, True, group, per_token_kv, query_length, fmt.name)["launch"]
-    launch(query, key_cache, value_cache, block_tables, np.asarray(context_lengths, np.int32),
-           np.asarray(k_scale, np.float32), np.asarray(v_scale, np.float32), work, offsets, partial_out, partial_lse,
-           ranges, out, head_size, block_size)
+    launch = compile_pa_decode_ps(softmax_scale, trans_v, True, group, per_token_kv, query_length, fmt)["launch"]
+    launch(query, key_cache, value_cache, block_tables, on(lengths.astype(np.int32)), _float32(k_scale, on),
+           _float32(v_scale, on), on(work), on(offsets), partial_out, partial_lse, on(ranges), out, head_size,
+           block_size)
     return out
+
+
+def _fp8_format(cache):
+    """"e4m3fnuz" or "e4m3fn" of an FP8 cache (numpy tagged, or torch float8)."""
+    fmt = fp8.format_of(cache)
+    if fmt is not None:
+        return fmt.name
+    return {"torch.float8_e4m3fnuz": "e4m3fnuz", "torch.float8_e4m3fn": "e4m3fn"}.get(str(getattr(cache, "dtype", "")))
+
+
+def _to_numpy(values):
+    return np.asarray(values.cpu() if hasattr(values, "cpu") else values)
+
+
+def _placement(like):
+    """How host arrays reach where `like` lives: numpy stays; torch tensors go to its device."""
+    if isinstance(like, np.ndarray):
+        return np.asarray
+    import torch
+
+    return lambda array: torch.from_numpy(np.ascontiguousarray(array)).to(like.device)
+
+
+def _float32(scale, on):
+    if isinstance(scale, np.ndarray) or on is np.asarray:
+        return on(np.asarray(_to_numpy(scale), np.float32))
+    return scale.float()

@@ -63,19 +63,7 @@ def elementwise(expression, extra=""):
     return extra + ELEMENTWISE.format(expression=expression)
 
 
-def test_helper_redefined_later(make_module):
-    mod = make_module(elementwise("helper(x[i])", "def helper(v):\n    return v + 1.0\n"))
-    assert run(mod.launch)[3] == 4.0
-    exec("def helper(v):\n    return v * 10.0\n", mod.__dict__)
-    assert run(mod.launch)[3] == 30.0
-    assert compiles(mod.launch) == 2
-    assert "helper" in " ".join(mod.launch.last_reasons)
-
-
-def test_a_helper_edit_recompiles_only_the_kernel_that_inlines_it(make_module):
-    from flyrt import _core
-
-    mod = make_module("""
+TWO_KERNELS = """
 def helper(v):
     return v + 1.0
 
@@ -91,7 +79,22 @@ def doubles(out: fx.Tensor):
 def launch(x: fx.Tensor, out: fx.Tensor):
     uses_helper(x, out).launch(block=(x.shape[0],))
     doubles(out).launch(block=(x.shape[0],))
-""")
+"""
+
+
+def test_helper_redefined_later(make_module):
+    mod = make_module(elementwise("helper(x[i])", "def helper(v):\n    return v + 1.0\n"))
+    assert run(mod.launch)[3] == 4.0
+    exec("def helper(v):\n    return v * 10.0\n", mod.__dict__)
+    assert run(mod.launch)[3] == 30.0
+    assert compiles(mod.launch) == 2
+    assert "helper" in " ".join(mod.launch.last_reasons)
+
+
+def test_a_helper_edit_recompiles_only_the_kernel_that_inlines_it(make_module):
+    from flyrt import _core
+
+    mod = make_module(TWO_KERNELS)
     assert run(mod.launch)[3] == 8.0
     compiled, reused = _core.compiled_part_counts()
     exec("def helper(v):\n    return v * 10.0\n", mod.__dict__)

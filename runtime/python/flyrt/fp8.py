@@ -88,7 +88,7 @@ def as_fp8(data, fmt):
 
 def format_of(array):
     """The FP8 format an array is tagged with, or None."""
-    metadata = getattr(array, "dtype", None) is not None and array.dtype.metadata
+    metadata = getattr(getattr(array, "dtype", None), "metadata", None)
     return FORMATS.get(metadata.get("fp8")) if metadata else None
 
 

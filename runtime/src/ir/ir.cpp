@@ -1,7 +1,9 @@
 #include "flyrt/ir.hpp"
 
-#include <sstream>
 #include <stdexcept>
+
+#include <llvm/Support/Format.h>
+#include <llvm/Support/raw_ostream.h>
 
 namespace flyrt::ir
 {
@@ -102,7 +104,7 @@ const char* opcode_name(opcode code)
 class printer
 {
 public:
-    explicit printer(std::ostringstream& out) : m_out(out) {}
+    explicit printer(llvm::raw_string_ostream& out) : m_out(out) {}
 
     void print_function(const function& f)
     {
@@ -153,7 +155,7 @@ private:
                 // Exact (hex) floats: the text keys the disk cache.
                 if (is_float(m_fn->type_of(o->results[0]).kind))
                 {
-                    m_out << std::hexfloat << o->float_value << std::defaultfloat;
+                    m_out << llvm::format("%a", o->float_value);
                 }
                 else
                 {
@@ -195,7 +197,7 @@ private:
         }
     }
 
-    std::ostringstream& m_out;
+    llvm::raw_string_ostream& m_out;
     const function* m_fn = nullptr;
 };
 
@@ -203,7 +205,10 @@ private:
 
 std::string print(const module& m)
 {
-    std::ostringstream out;
+    // LLVM's streams, not iostreams: no locale, and no dependence on which
+    // libstdc++ a GPU machine's compiler links.
+    std::string text;
+    llvm::raw_string_ostream out(text);
     printer p(out);
     for (const auto& f : m.functions)
     {

@@ -138,12 +138,14 @@ def _find_spec(name):
         return None
 
 
+LIBDEVICE = find_libdevice()
+_core.set_libdevice_path(LIBDEVICE)
+
+
 @functools.lru_cache(maxsize=None)
 def libdevice_digest():
     """Which libdevice compiles use (part of compiled code's identity)."""
-    path = find_libdevice()
-    _core.set_libdevice_path(path)
-    if not path:
+    if not LIBDEVICE:
         return "no-libdevice"
-    with open(path, "rb") as f:
+    with open(LIBDEVICE, "rb") as f:
         return hashlib.sha256(f.read()).hexdigest()[:16]

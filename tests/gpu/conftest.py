@@ -1,0 +1,41 @@
+"""GPU tests: flyrt's launchers on CUDA tensors, against numpy and against
+the same launchers on the CPU. Where no NVIDIA GPU (or no CUDA build of
+torch) answers, none of them is collected and one line says why."""
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path[:0] = [str(Path(__file__).parent), str(ROOT / "tests" / "runtime"), str(ROOT / "notebooks")]
+
+
+def _why_not():
+    try:
+        import torch
+    except ImportError:
+        return "torch is not installed"
+    if not torch.cuda.is_available():
+        return "no CUDA device (torch.cuda.is_available() is False)"
+    from flyrt import _core
+
+    if not _core.cuda_available():
+        return "flyrt cannot open the CUDA driver"
+    return None
+
+
+REASON = _why_not()
+if REASON is not None:
+    collect_ignore_glob = ["test_*.py"]
+
+
+def pytest_report_header(config):
+    if REASON is not None:
+        return f"GPU tests (tests/gpu): not run: {REASON}"
+    import torch
+
+    return f"GPU tests (tests/gpu): on {torch.cuda.get_device_name()}"
+
+
+def pytest_terminal_summary(terminalreporter):
+    if REASON is not None:
+        terminalreporter.write_line(f"GPU tests (tests/gpu) not run: {REASON}")

@@ -1,0 +1,61 @@
+"""The invalidation engine, unchanged, on CUDA: a helper edit evicts exactly
+its dependents and recompiles only the kernel inlining it (its PTX module is
+the only one loaded again), A -> B -> A reuses the loaded module, and CPU and
+GPU artifacts of one launcher live side by side."""
+
+import torch
+
+from flyrt import _core
+from test_invalidation import TWO_KERNELS, compiles, elementwise, make_module  # noqa: F401  (a fixture)
+
+
+def run_cuda(launcher, n=8):
+    x = torch.arange(n, dtype=torch.float32, device="cuda")
+    out = torch.zeros(n, device="cuda")
+    launcher(x, out)
+    return out.cpu().numpy()
+
+
+def test_helper_edit_on_the_gpu(make_module):
+    mod = make_module(elementwise("helper(x[i])", "def helper(v):\n    return v + 1.0\n"))
+    assert run_cuda(mod.launch)[3] == 4.0
+    exec("def helper(v):\n    return v * 10.0\n", mod.__dict__)
+    assert run_cuda(mod.launch)[3] == 30.0
+    assert compiles(mod.launch) == 2
+    assert "helper" in " ".join(mod.launch.last_reasons)
+
+
+def test_back_to_a_known_version_reuses_its_loaded_module(make_module):
+    mod = make_module(elementwise("helper(x[i])", "def helper(v):\n    return v + 1.0\n"))
+    original = mod.helper
+    assert run_cuda(mod.launch)[3] == 4.0
+    mod.helper = lambda v: v - 1.0
+    assert run_cuda(mod.launch)[3] == 2.0
+    mod.helper = original
+    assert run_cuda(mod.launch)[3] == 4.0
+    assert compiles(mod.launch) == 2  # A, B, then A's artifact again
+
+
+def test_only_the_kernel_inlining_the_helper_is_recompiled(make_module):
+    mod = make_module(TWO_KERNELS)
+    assert run_cuda(mod.launch)[3] == 8.0
+    compiled, reused = _core.compiled_part_counts()
+    exec("def helper(v):\n    return v * 10.0\n", mod.__dict__)
+    assert run_cuda(mod.launch)[3] == 60.0
+    after = _core.compiled_part_counts()
+    assert (after[0] - compiled, after[1] - reused) == (1, 2)  # one PTX module; the launcher, the other kernel
+
+
+def test_cpu_and_gpu_artifacts_are_evicted_together(make_module):
+    import numpy as np
+
+    mod = make_module(elementwise("x[i] * SCALE", "SCALE = 2.0\n"))
+    x = np.arange(8, dtype=np.float32)
+    out = np.zeros(8, np.float32)
+    mod.launch(x, out)
+    assert run_cuda(mod.launch)[3] == 6.0
+    assert mod.launch.cache_info().size == 2
+    mod.SCALE = 3.0
+    mod.launch(x, out)
+    assert out[3] == 9.0 and run_cuda(mod.launch)[3] == 9.0
+    assert compiles(mod.launch) == 4

@@ -1,0 +1,140 @@
+"""How launches meet CUDA: the target chosen by the tensors (or forced),
+torch's current stream as the default, explicit streams, other libraries'
+tensors, and errors that name the parameter, kernel, launcher and line."""
+
+import os
+
+import numpy as np
+import pytest
+import torch
+
+import flyrt
+import flyrt.compiler as flyc
+import flyrt.expr as fx
+from cuda_arrays import cuda
+from kernels.vector_add import vector_add
+
+
+@flyc.kernel
+def _plus_one(x: fx.Tensor, y: fx.Tensor):
+    i = fx.block_idx.x * fx.block_dim.x + fx.thread_idx.x
+    if i < x.shape[0]:
+        y[i] = x[i] + 1.0
+
+
+@flyc.jit
+def plus_one(x: fx.Tensor, y: fx.Tensor):
+    _plus_one(x, y).launch(grid=((x.shape[0] + 255) // 256,), block=(256,))
+
+
+@flyc.jit
+def plus_one_on(x: fx.Tensor, y: fx.Tensor, stream: fx.Stream = fx.Stream(None)):
+    _plus_one(x, y).launch(grid=((x.shape[0] + 255) // 256,), block=(256,), stream=stream)
+
+
+N = 1 << 20
+
+
+def test_the_same_launcher_runs_where_its_tensors_are():
+    x = np.arange(N, dtype=np.float32)
+    y = np.zeros_like(x)
+    plus_one(x, y)
+    gx, gy = cuda(x), torch.zeros(N, device="cuda")
+    plus_one(gx, gy)
+    np.testing.assert_array_equal(gy.cpu().numpy(), y)
+    assert plus_one.cache_info().size == 2  # one artifact per target
+    assert any("cuda:0 (sm_" in r.specialization for r in flyc.compile_log() if r.launcher == plus_one.__qualname__)
+
+
+def test_launches_run_on_torchs_current_stream():
+    side = torch.cuda.Stream()
+    x, y = torch.zeros(N, device="cuda"), torch.zeros(N, device="cuda")
+    torch.cuda.synchronize()
+    with torch.cuda.stream(side):
+        torch.cuda._sleep(20_000_000)  # the side stream is busy for a while...
+        x.fill_(41.0)  # ...before it writes x
+        plus_one(x, y)  # on the side stream: after the fill
+    side.synchronize()
+    assert (y == 42.0).all()
+
+
+def test_an_explicit_stream_argument():
+    side = torch.cuda.Stream()
+    x, y = torch.zeros(N, device="cuda"), torch.zeros(N, device="cuda")
+    torch.cuda.synchronize()
+    with torch.cuda.stream(side):
+        torch.cuda._sleep(20_000_000)
+        x.fill_(1.0)
+    plus_one_on(x, y, side)  # called outside the side stream's context
+    side.synchronize()
+    assert (y == 2.0).all()
+    plus_one_on(x, y, fx.Stream(side.cuda_stream))
+    side.synchronize()
+    plus_one_on(x, y)  # default: torch's current stream
+    torch.cuda.synchronize()
+    assert (y == 2.0).all()
+
+
+def test_cupy_arrays_through_the_cuda_array_interface():
+    cupy = pytest.importorskip("cupy")
+    a, b = cupy.arange(1000, dtype=cupy.float32), cupy.ones(1000, dtype=cupy.float32)
+    c = cupy.zeros(1005, dtype=cupy.float32)
+    vector_add(a, b, c, 1000)
+    cupy.cuda.Device().synchronize()
+    np.testing.assert_array_equal(cupy.asnumpy(c[:1000]), np.arange(1000) + 1)
+
+
+def test_host_arrays_on_a_cuda_launcher_name_the_parameter():
+    with pytest.raises(ValueError, match=r"argument 'y' is a host array, but launcher plus_one runs on CUDA"):
+        plus_one(torch.zeros(8, device="cuda"), np.zeros(8, np.float32))
+    plus_one.set_target("cuda")
+    try:
+        with pytest.raises(ValueError, match=r"argument 'x' is a host array.*as chosen"):
+            plus_one(np.zeros(8, np.float32), np.zeros(8, np.float32))
+    finally:
+        plus_one.set_target("auto")
+
+
+def test_a_forced_cpu_target_refuses_device_tensors():
+    flyrt.set_target("cpu")
+    try:
+        with pytest.raises(ValueError, match=r"argument 'x' is on cuda:0, but launcher plus_one runs on the CPU"):
+            plus_one(torch.zeros(8, device="cuda"), torch.zeros(8, device="cuda"))
+    finally:
+        flyrt.set_target("auto")
+
+
+def test_launch_failures_name_the_kernel_and_launcher():
+    @flyc.kernel
+    def _wide(x: fx.Tensor):
+        x[fx.thread_idx.x] = 1.0
+
+    @flyc.jit
+    def wide(x: fx.Tensor):
+        _wide(x).launch(block=(2048,))
+
+    with pytest.raises(RuntimeError, match=r"launcher .*wide: kernel _wide: a block of 2048 threads exceeds"):
+        wide(torch.zeros(2048, device="cuda"))
+
+
+def test_out_of_bounds_reports_name_the_tensor_and_line(monkeypatch):
+    @flyc.kernel
+    def _shifted(x: fx.Tensor, y: fx.Tensor):
+        i = fx.block_idx.x * fx.block_dim.x + fx.thread_idx.x
+        y[i + 100] = x[i]  # past y's end for the last 100 threads
+
+    @flyc.jit
+    def shifted(x: fx.Tensor, y: fx.Tensor):
+        _shifted(x, y).launch(grid=(4,), block=(256,))
+
+    monkeypatch.setenv("FLYDSL_DEBUG_BOUNDS", "1")
+    x, y = torch.ones(1024, device="cuda"), torch.zeros(1024, device="cuda")
+    with pytest.raises(IndexError) as info:
+        shifted(x, y)
+    message = str(info.value)
+    assert "out of bounds for tensor 'y' of shape (1024)" in message
+    assert f"{os.path.basename(__file__)}:" in message and "y[i + 100]" not in message
+    assert (y[100:] == 1).all() and (y[:100] == 0).all()  # the access was skipped, the rest written
+    monkeypatch.delenv("FLYDSL_DEBUG_BOUNDS")
+    y.zero_()
+    shifted(x, torch.zeros(2048, device="cuda"))  # a fresh specialization without checks runs

@@ -1,0 +1,88 @@
+"""The NVIDIA target without a GPU: kernels lowered to PTX for sm_90 use the
+instructions they should (global and shared memory, barriers, warp
+shuffles, wide loads), assemble with NVIDIA's ptxas, and what the target
+cannot do is a clear Python error, never a crashed process. (Every launcher
+the other runtime tests trace is assembled too: conftest.py.)"""
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import flyrt.compiler as flyc
+import flyrt.expr as fx
+import ptxas
+from flyrt import _core
+from flyrt.drivers import cuda
+from kernels_for_tests import unary
+from test_block import barrier_in_while
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "notebooks"))
+
+from kernels.pa_decode_fp8 import compile_pa_decode_ps  # noqa: E402
+from kernels.pa_reference import make_case  # noqa: E402
+from kernels.softmax import softmax  # noqa: E402
+
+
+def test_softmax_uses_shared_memory_barriers_and_shuffles():
+    x = np.zeros((4, 1024), np.float32)
+    lowered = softmax.lower(x, x, target="cuda", arch="sm_90")
+    assert lowered.target.cpu == "sm_90" and lowered.target.warp_size == 32
+    ptx = lowered.device_code["softmax_kernel"]
+    for instruction in ("ld.global", "st.global", "st.shared", "ld.shared", "bar.sync", "shfl.sync.idx.b32",
+                        ".reqntid 256, 1, 1"):
+        assert instruction in ptx, instruction
+    report = ptxas.assemble(ptx, "softmax_kernel")
+    assert "Used" in report and "registers" in report
+
+
+@pytest.mark.parametrize("fmt", ["e4m3fnuz", "e4m3fn"])
+@pytest.mark.parametrize("per_token", [False, True])
+def test_pa_decode_lowers_and_assembles(fmt, per_token):
+    case = make_case(num_seqs=2, num_q_heads=8, num_kv_heads=2, head_size=128, context_length=64, fmt=fmt,
+                     per_token=per_token)
+    launcher = compile_pa_decode_ps(None, False, True, 4, per_token, 1, fmt)["launch"]
+    work = np.zeros((1, 5), np.int32)
+    args = (case["query"], case["key_cache"], case["value_cache"], case["block_tables"],
+            case["context_lengths"].astype(np.int32), case["k_scale"], case["v_scale"], work, np.zeros(2, np.int32),
+            np.zeros((1, 1, 4, 128), np.float32), np.zeros((1, 1, 4), np.float32), np.zeros((2, 2, 2), np.int32),
+            np.zeros_like(case["query"]), 128, 16)
+    lowered = launcher.lower(*args, target="cuda", arch="sm_90")
+    assert len(lowered.device_code) == 2
+    for kernel, ptx in lowered.device_code.items():
+        ptxas.assemble(ptx, kernel)
+
+
+def test_float64_math_without_libdevice_is_a_clear_error():
+    x = np.ones(8, np.float64)
+    _core.set_libdevice_path("")
+    try:
+        unary.lower(x, x, 8, lambda v: fx.exp(v.to(fx.Float32)), target="cuda", arch="sm_90")  # f32: no libdevice
+        with pytest.raises(RuntimeError, match="Float64 exp or log.*libdevice.10.bc"):
+            unary.lower(x, x, 8, lambda v: fx.log(v), target="cuda", arch="sm_90")
+    finally:
+        _core.set_libdevice_path(cuda.LIBDEVICE)
+    lowered = unary.lower(x, x, 8, lambda v: fx.log(v), target="cuda", arch="sm_90")
+    ptx = lowered.device_code["_unary_kernel"]
+    assert ".extern .func" not in ptx and "__nv_log" not in ptx  # libdevice's code, inlined
+    ptxas.assemble(ptx)
+
+
+def test_what_a_target_supports_comes_from_its_description():
+    assert _core.nvptx_target(9, 0).sync_in_while and not _core.cpu_target(32).sync_in_while
+    ptx = barrier_in_while.lower(np.zeros(4, np.float32), 3, target="cuda", arch="sm_90").device_code
+    assert "bar.sync" in ptx["_barrier_in_while"]
+    with pytest.raises(flyc.KernelError, match="not supported by the cpu target"):
+        barrier_in_while(np.zeros(4, np.float32), 3)
+
+
+def test_architectures_and_targets_by_name():
+    assert cuda.arch_target("sm_89").cpu == "sm_89"
+    assert cuda.arch_target("sm_100").cpu == "sm_90"  # LLVM 19's newest; the driver compiles it forward
+    with pytest.raises(ValueError, match="named like 'sm_90'"):
+        cuda.arch_target("hopper")
+    with pytest.raises(ValueError, match="hip target .* not in this build"):
+        softmax.set_target("hip")
+    with pytest.raises(ValueError, match="unknown target"):
+        softmax.set_target("tpu")
