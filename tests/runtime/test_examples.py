@@ -97,3 +97,15 @@ def test_fp8_dequantize_and_scale(fmt, per_row):
     dequantize_scale(codes, scales, out, per_row)
     expected = fp8.dequantize(codes) * (scales[:, None] if per_row else scales[0])
     np.testing.assert_array_equal(out, expected.astype(np.float32))
+
+
+from kernels.gemm_mma import gemm_mma  # noqa: E402
+
+
+@pytest.mark.parametrize("m,k,n", [(1, 1, 1), (16, 16, 8), (70, 45, 33), (128, 64, 96)])
+def test_gemm_on_the_matrix_units(m, k, n):
+    a = RNG.standard_normal((m, k)).astype(np.float16)
+    b = RNG.standard_normal((k, n)).astype(np.float16)
+    c = np.full((m, n), np.nan, np.float32)
+    gemm_mma(a, b, c)
+    np.testing.assert_allclose(c, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)

@@ -52,6 +52,8 @@ public:
     void report(const std::string& message, const std::vector<value_id>& values, int line);
     void barrier(int line);
     value_id shuffle(value_id value, value_id source_thread, int line);
+    // d = a . b + c over a warp's lanes' fragments (flyrt/matrix.py has the layout).
+    value_id mma(value_id a, value_id b, value_id c, int line);
     // A static shared-memory array of `bytes` for this kernel; returns its pointer.
     value_id shared(scalar element, std::int64_t bytes, int line);
     // The dynamic shared memory (`smem=` at launch), after the static arrays.

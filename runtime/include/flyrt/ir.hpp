@@ -98,6 +98,7 @@ enum class opcode : std::uint8_t
     insert,    // vector, scalar; int_value: lane -> vector
     broadcast, // scalar -> vector (lanes from the result type)
     reduce,    // vector; attr: arith (add, min, max) -> scalar
+    mma,       // a, b, c: one warp's 16x8 (+)= 16x16 . 16x8 from its lanes' fragments -> d
     ret,
 };
 

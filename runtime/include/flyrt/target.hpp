@@ -31,6 +31,9 @@ struct target
     // Barriers and shuffles inside `while` loops: the CPU splits a block's
     // thread loops at structured `for` and `if` only.
     bool sync_in_while = false;
+    // fx.mma, the warp-level matrix multiply-accumulate (NVIDIA: sm_80 on;
+    // the CPU computes it exactly from the lanes' fragments).
+    bool matrix_multiply = true;
 
     bool is_gpu() const { return kind != target_kind::cpu; }
     // "cpu" or "nvptx".

@@ -22,7 +22,7 @@ public:
     explicit uniformity(const function& f);
 
     bool varying(value_id id) const { return m_varying.at(static_cast<std::size_t>(id)); }
-    // Whether `o` is, or contains, a barrier or a shuffle.
+    // Whether `o` is, or contains, a barrier or a warp operation (shuffle, mma).
     bool synchronizes(const op& o) const;
     bool any_sync() const { return m_any_sync; }
 

@@ -30,6 +30,7 @@ from .block import (  # noqa: F401  (public names)
     warp_size,
 )
 from .fp8 import Float8E4M3FN, Float8E4M3FNUZ  # noqa: F401
+from .matrix import a_position, b_position, c_position, mma  # noqa: F401
 from .vector import Vector  # noqa: F401
 from .tracing import current, line
 from .values import Value, select  # noqa: F401

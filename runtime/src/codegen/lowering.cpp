@@ -47,6 +47,11 @@ void function_lowering::shuffle(const ir::op&)
     throw std::logic_error("flyrt: a shuffle outside a kernel");
 }
 
+void function_lowering::mma(const ir::op&)
+{
+    throw std::logic_error("flyrt: fx.mma outside a kernel");
+}
+
 llvm::Value* function_lowering::shared_memory()
 {
     throw std::logic_error("flyrt: shared memory outside a kernel");
@@ -230,6 +235,9 @@ void function_lowering::emit_op(const ir::op& o)
         break;
     case opcode::shuffle:
         shuffle(o);
+        break;
+    case opcode::mma:
+        mma(o);
         break;
     case opcode::ret:
     case opcode::yield:

@@ -39,6 +39,7 @@ protected:
     virtual llvm::Value* special(ir::special_register which, int dim);
     virtual void barrier(const ir::op& o);
     virtual void shuffle(const ir::op& o);
+    virtual void mma(const ir::op& o);
     // The block's shared memory (static arrays, then `smem=`), as a byte pointer.
     virtual llvm::Value* shared_memory();
     // exp, exp2, log, log2, sqrt and rsqrt of a float scalar or vector.

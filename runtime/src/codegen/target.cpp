@@ -103,6 +103,7 @@ target nvptx_target(int major, int minor)
     t.global_address_space = 1;
     t.shared_address_space = 3;
     t.sync_in_while = true;
+    t.matrix_multiply = best->sm >= 80;
     return t;
 }
 

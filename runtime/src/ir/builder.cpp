@@ -193,6 +193,12 @@ value_id function_builder::shuffle(value_id value, value_id source_thread, int l
     return result(o, type_of(value));
 }
 
+value_id function_builder::mma(value_id a, value_id b, value_id c, int line)
+{
+    op& o = append(opcode::mma, {a, b, c}, line);
+    return result(o, type_of(c));
+}
+
 value_id function_builder::shared(scalar element, std::int64_t bytes, int line)
 {
     constexpr std::int64_t alignment = 64; // whole cache lines: vector loads, no false sharing

@@ -97,7 +97,7 @@ const char* opcode_name(opcode code)
     static const char* const names[] = {
         "constant", "special", "unary",  "binary",  "compare", "select",    "fma",       "cast",   "bitcast",
         "load",     "store",   "if",     "for",     "while",   "yield",     "condition", "launch", "report",
-        "barrier",  "shuffle", "shared", "extract", "insert",  "broadcast", "reduce",    "return"};
+        "barrier",  "shuffle", "shared", "extract", "insert",  "broadcast", "reduce",    "mma",    "return"};
     return names[static_cast<int>(code)];
 }
 

@@ -7,7 +7,7 @@ namespace
 
 bool scan_sync(const op& o, std::unordered_map<const op*, bool>& memo)
 {
-    bool found = o.code == opcode::barrier || o.code == opcode::shuffle;
+    bool found = o.code == opcode::barrier || o.code == opcode::shuffle || o.code == opcode::mma;
     for (const auto& r : o.regions)
     {
         for (const auto& inner : r->ops)
@@ -85,6 +85,7 @@ bool uniformity::visit(const region& r)
                 changed;
             break;
         case opcode::shuffle:
+        case opcode::mma:
             changed = mark(o.results[0], true) || changed;
             break;
         case opcode::if_:

@@ -339,6 +339,9 @@ private:
                 fail("a shuffle takes a value and a source thread index", o.loc);
             }
             break;
+        case opcode::mma:
+            check_mma(o, kernel);
+            break;
         case opcode::ret:
             break;
         }
@@ -368,6 +371,25 @@ private:
         {
             m_visible.insert(id);
             m_defined.insert(id);
+        }
+    }
+
+    void check_mma(const op& o, bool kernel)
+    {
+        if (!kernel)
+        {
+            fail("fx.mma exists only inside a kernel", o.loc);
+        }
+        const type& a = m_fn.type_of(o.operands.at(0));
+        const type& b = m_fn.type_of(o.operands.at(1));
+        const type& c = m_fn.type_of(o.operands.at(2));
+        if ((a.kind != scalar::f16 && a.kind != scalar::bf16) || a.lanes != 8 || b.kind != a.kind ||
+            b.lanes != 4 || c.kind != scalar::f32 || c.lanes != 4)
+        {
+            fail("fx.mma takes a lane's fragments: a of 8 and b of 4 Float16 (or BFloat16) values, c of 4 "
+                 "Float32; got " +
+                     to_string(a) + ", " + to_string(b) + ", " + to_string(c),
+                 o.loc);
         }
     }
 
@@ -449,9 +471,16 @@ private:
     {
         for (const auto& o : r.ops)
         {
-            if ((o->code == opcode::barrier || o->code == opcode::shuffle) && m_divergent != nullptr)
+            if (o->code == opcode::mma)
             {
-                const char* what = o->code == opcode::barrier ? "fx.barrier()" : "a warp shuffle";
+                check_mma_target(*o);
+            }
+            if ((o->code == opcode::barrier || o->code == opcode::shuffle || o->code == opcode::mma) &&
+                m_divergent != nullptr)
+            {
+                const char* what = o->code == opcode::barrier   ? "fx.barrier()"
+                                   : o->code == opcode::shuffle ? "a warp shuffle"
+                                                                : "fx.mma";
                 throw verify_error(
                     std::string(what) + " in kernel " + m_fn.name +
                         " sits under control flow that depends on the thread (the branch or loop "
@@ -476,6 +505,21 @@ private:
                 visit(*sub);
             }
             m_divergent = saved;
+        }
+    }
+
+    void check_mma_target(const op& o) const
+    {
+        if (!m_target.matrix_multiply)
+        {
+            throw verify_error("fx.mma needs an NVIDIA GPU of sm_80 or newer; this target is " + m_target.cpu,
+                               o.loc);
+        }
+        if (m_target.warp_size != 32)
+        {
+            throw verify_error("fx.mma needs warps of 32 lanes; the " + m_target.name() + " target's are " +
+                                   std::to_string(m_target.warp_size) + " (fx.set_warp_size(32))",
+                               o.loc);
         }
     }
 

@@ -103,6 +103,7 @@ private:
     {
         throw std::logic_error("flyrt: a shuffle outside block-level code");
     }
+    void mma(const ir::op&) override { throw std::logic_error("flyrt: fx.mma outside block-level code"); }
 
     // A value where it is used. In kernels with barriers, a value from
     // another thread segment (or a block-level loop's varying carried value)
@@ -347,6 +348,9 @@ private:
             case opcode::shuffle:
                 emit_shuffle(o);
                 break;
+            case opcode::mma:
+                emit_mma(o);
+                break;
             case opcode::for_:
                 emit_block_for(o);
                 break;
@@ -367,23 +371,67 @@ private:
         thread_segment(
             [&]
             {
-                const ir::value_id source = o.operands[0];
                 llvm::Value* src = m_b.CreateSExt(value(o.operands[1]), m_b.getInt64Ty());
-                // A source outside the block reads the thread's own value.
-                llvm::Value* inside = m_b.CreateICmpULT(src, m_thread_count);
-                src = m_b.CreateSelect(inside, src, m_tid);
-                llvm::Value* result = nullptr;
-                if (m_slots[static_cast<std::size_t>(source)] == nullptr)
+                bind(o.results[0], value_of_thread(o.operands[0], src));
+            });
+    }
+
+    // What `id` holds in thread `thread` (block-linear, i64) of this block;
+    // a thread outside the block reads the current thread's own.
+    llvm::Value* value_of_thread(ir::value_id id, llvm::Value* thread)
+    {
+        llvm::Value* slot = m_slots[static_cast<std::size_t>(id)];
+        if (slot == nullptr)
+        {
+            return value(id); // uniform: every thread holds the same
+        }
+        thread = m_b.CreateSelect(m_b.CreateICmpULT(thread, m_thread_count), thread, m_tid);
+        llvm::Type* t = llvm_type(m_fn.type_of(id));
+        return m_b.CreateLoad(t, m_b.CreateGEP(t, slot, thread));
+    }
+
+    // fx.mma, exactly: each lane's four results from the A and B fragments
+    // its warp's lanes hold (matrix.py has the layout), products exact in
+    // f32 and summed in order of k.
+    void emit_mma(const ir::op& o)
+    {
+        thread_segment(
+            [&]
+            {
+                llvm::Type* f32 = m_b.getFloatTy();
+                llvm::Value* lane = m_b.CreateURem(m_tid, m_b.getInt64(32));
+                llvm::Value* warp = m_b.CreateSub(m_tid, lane);
+                llvm::Value* g = m_b.CreateUDiv(lane, m_b.getInt64(4));
+                llvm::Value* t = m_b.CreateURem(lane, m_b.getInt64(4));
+                auto lane_value = [&](ir::value_id id, llvm::Value* holder, unsigned element)
                 {
-                    result = value(source); // uniform: every thread holds the same
-                }
-                else
+                    llvm::Value* fragment = value_of_thread(id, m_b.CreateAdd(warp, holder));
+                    return m_b.CreateFPExt(m_b.CreateExtractElement(fragment, element), f32);
+                };
+                llvm::Value* c = value(o.operands[2]);
+                llvm::Value* d = llvm::PoisonValue::get(c->getType());
+                for (unsigned i = 0; i < 4; ++i)
                 {
-                    llvm::Type* t = llvm_type(m_fn.type_of(source));
-                    result =
-                        m_b.CreateLoad(t, m_b.CreateGEP(t, m_slots[static_cast<std::size_t>(source)], src));
+                    // d[i] is (row g + 8 (i / 2), column 2t + i % 2)
+                    llvm::Value* column =
+                        m_b.CreateAdd(m_b.CreateMul(t, m_b.getInt64(2)), m_b.getInt64(i % 2));
+                    llvm::Value* sum = m_b.CreateExtractElement(c, i);
+                    for (unsigned k = 0; k < 16; ++k)
+                    {
+                        // A[row][k] is element (k % 2) + 2 (row / 8) + 4 (k / 8) of lane 4 (row % 8) + (k %
+                        // 8) / 2; B[k][column] is element (k % 2) + 2 (k / 8) of lane 4 column + (k % 8) / 2.
+                        llvm::Value* a_lane =
+                            m_b.CreateAdd(m_b.CreateMul(g, m_b.getInt64(4)), m_b.getInt64((k % 8) / 2));
+                        llvm::Value* b_lane =
+                            m_b.CreateAdd(m_b.CreateMul(column, m_b.getInt64(4)), m_b.getInt64((k % 8) / 2));
+                        llvm::Value* a =
+                            lane_value(o.operands[0], a_lane, (k % 2) + 2 * (i / 2) + 4 * (k / 8));
+                        llvm::Value* b = lane_value(o.operands[1], b_lane, (k % 2) + 2 * (k / 8));
+                        sum = m_b.CreateFAdd(sum, m_b.CreateFMul(a, b));
+                    }
+                    d = m_b.CreateInsertElement(d, sum, i);
                 }
-                bind(o.results[0], result);
+                bind(o.results[0], d);
             });
     }
 

@@ -141,6 +141,43 @@ protected:
              type->isPointerTy() ? m_b.CreateIntToPtr(result, type) : m_b.CreateBitCast(result, type));
     }
 
+    // fx.mma as one mma.sync.m16n8k16 of the warp: the fragments' pairs
+    // packed as the intrinsic wants them (<2 x half>, or bf16 pairs in i32).
+    void mma(const ir::op& o) override
+    {
+        const bool bf16 = kind_of(o.operands[0]) == scalar::bf16;
+        llvm::Function* intrinsic =
+            llvm::Intrinsic::getDeclaration(&m_out,
+                                            bf16 ? llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_bf16
+                                                 : llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_f32_f32);
+        llvm::FunctionType* type = intrinsic->getFunctionType();
+        std::vector<llvm::Value*> arguments;
+        for (unsigned operand = 0; operand < 2; ++operand)
+        {
+            llvm::Value* fragment = value(o.operands[operand]);
+            const unsigned pairs = operand == 0 ? 4 : 2;
+            for (unsigned p = 0; p < pairs; ++p)
+            {
+                llvm::Value* pair =
+                    m_b.CreateShuffleVector(fragment, {static_cast<int>(2 * p), static_cast<int>(2 * p + 1)});
+                arguments.push_back(
+                    m_b.CreateBitCast(pair, type->getParamType(static_cast<unsigned>(arguments.size()))));
+            }
+        }
+        llvm::Value* c = value(o.operands[2]);
+        for (unsigned i = 0; i < 4; ++i)
+        {
+            arguments.push_back(m_b.CreateExtractElement(c, i));
+        }
+        llvm::Value* d = m_b.CreateCall(intrinsic, arguments);
+        llvm::Value* result = llvm::PoisonValue::get(c->getType());
+        for (unsigned i = 0; i < 4; ++i)
+        {
+            result = m_b.CreateInsertElement(result, m_b.CreateExtractValue(d, i), i);
+        }
+        bind(o.results[0], result);
+    }
+
     llvm::Value* shared_memory() override
     {
         llvm::GlobalVariable* shared = m_out.getGlobalVariable(shared_global);
