@@ -148,3 +148,27 @@ def test_vectors_load_convert_reduce_and_store():
     out = np.zeros_like(x)
     vectors(x, out)
     np.testing.assert_array_equal(on_gpu(vectors, x, np.zeros_like(x))[1], out)
+
+
+@flyc.kernel
+def _decode_vectors(codes: fx.Tensor, f16: fx.Tensor, f32: fx.Tensor):
+    i = fx.thread_idx.x * 16
+    v = fx.Vector.load(codes, i, 16)
+    v.to(fx.Float16).store(f16, i)
+    v.to(fx.Float32).store(f32, i)
+
+
+@flyc.jit
+def decode_vectors(codes: fx.Tensor, f16: fx.Tensor, f32: fx.Tensor):
+    _decode_vectors(codes, f16, f32).launch(block=(codes.shape[0] // 16,))
+
+
+@pytest.mark.parametrize("fmt", cpu_fp8.FORMATS)
+def test_fp8_vectors_decode_exactly_through_the_conversion_instructions(fmt):
+    # every code, and words with none of e4m3fnuz's special codes (its fast path)
+    ordinary = np.array([c for c in range(256) if c not in (0x7F, 0xFF, 0x80)], np.uint8)
+    codes = fp8.as_fp8(np.concatenate([np.arange(256, dtype=np.uint8), ordinary, ordinary[:3]]), fmt)
+    _, f16, f32 = on_gpu(decode_vectors, codes, np.zeros(len(codes), np.float16), np.zeros(len(codes), np.float32))
+    expected = fp8.dequantize(codes)
+    np.testing.assert_array_equal(f32, expected)
+    np.testing.assert_array_equal(f16.astype(np.float32), expected)

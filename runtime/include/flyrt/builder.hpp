@@ -36,6 +36,8 @@ public:
     value_id select(value_id cond, value_id if_true, value_id if_false, int line);
     value_id fma(value_id a, value_id b, value_id c, int line);
     value_id cast(value_id x, const type& to, int line);
+    // FP8 bytes `x` (u8, any lanes) decoded exactly as `format` to float type `to`.
+    value_id decode_fp8(value_id x, const type& to, fp8_format format, int line);
     value_id bitcast(value_id x, const type& to, int line);
     value_id load(value_id ptr, value_id offset, int line);
     // `lanes` consecutive elements from ptr + offset, as one vector.

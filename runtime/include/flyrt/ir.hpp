@@ -79,7 +79,7 @@ enum class opcode : std::uint8_t
     compare,   // attr: predicate
     select,    // cond, if_true, if_false
     fma,       // a * b + c
-    cast,      // value conversion to the result type
+    cast,      // value conversion to the result type; attr: fp8_format of FP8 bytes to decode
     bitcast,   // same width reinterpretation
     load,      // ptr, offset (elements) -> value
     store,     // ptr, offset, value
@@ -139,6 +139,15 @@ enum class predicate : std::uint8_t
     le,
     gt,
     ge,
+};
+
+// FP8 formats, held as u8 bytes; a cast with one of them as its attr decodes
+// the bytes exactly (to a float type).
+enum class fp8_format : std::uint8_t
+{
+    none,
+    e4m3fnuz, // bias 8, max 240, NaN 0x80 only, no -0
+    e4m3fn,   // bias 7, max 448, NaN 0x7F and 0xFF
 };
 
 enum class special_register : std::uint8_t

@@ -38,6 +38,13 @@ from .values import Value, select  # noqa: F401
 A = _core.Arith
 
 
+def target():
+    """What the kernels being traced run on (a description: ``.name`` "cpu"
+    or "nvptx", ``.cpu`` such as "sm_90", ``.is_gpu``, ``.warp_size``,
+    ``.matrix_multiply``): for choosing an implementation at trace time."""
+    return current().target
+
+
 class Tensor:
     """Annotation of a tensor parameter (numpy arrays; torch tensors via DLPack)."""
 

@@ -147,20 +147,22 @@ def quantize(values, fmt):
 # -- in kernels (traced) -----------------------------------------------------------
 
 
-def decode(value, fmt):
-    """A traced FP8 byte -> Float32, exactly."""
-    from .values import Value, select
+def decode(value, fmt, dtype=None):
+    """A traced FP8 byte (or vector of them) -> `dtype` (Float32 unless a
+    float type is given), exactly: one IR conversion, which each target
+    lowers with the same rules as the host helpers (NVIDIA GPUs with their
+    conversion instructions)."""
+    from .tracing import current, line
+    from .values import Value
 
-    code = Value(value.id, dtypes.UInt8).to(dtypes.UInt32)  # the byte itself
-    sign = (code >> 7) & 1
-    exponent = (code >> 3) & 0xF
-    mantissa = code & 7
-    normal = ((sign << 31) | ((exponent + (127 - fmt.bias)) << 23) | (mantissa << 20)).bitcast(dtypes.Float32)
-    subnormal = mantissa.to(dtypes.Float32) * (2.0 ** (1 - fmt.bias - 3))
-    subnormal = select(sign == 1, -subnormal, subnormal)
-    result = select(exponent == 0, subnormal, normal)
-    nan = (code == 0x80) if not fmt.has_negative_zero else ((code & 0x7F) == 0x7F)
-    return select(nan, float("nan"), result)
+    dtype = dtype if dtype is not None and dtype.is_float else dtypes.Float32
+    lanes = value.lanes
+    target = dtype.ir_type if lanes == 1 else _core.Type(dtype.scalar, lanes=lanes)
+    decoded = current().builder.decode_fp8(value.id, target, _IR_FORMATS[fmt.name], line())
+    return Value(decoded, dtype)
+
+
+_IR_FORMATS = {"e4m3fnuz": _core.FP8Format.e4m3fnuz, "e4m3fn": _core.FP8Format.e4m3fn}
 
 
 def encode(value, fmt):

@@ -246,7 +246,7 @@ def convert(value, dtype):
     if value.dtype is dtype:
         return value
     if isinstance(value.dtype, fp8.FP8DType):
-        return convert(fp8.decode(value, value.dtype.format), dtype)
+        return convert(fp8.decode(value, value.dtype.format, dtype), dtype)
     b = current().builder
     lanes = value.lanes
     target = dtype.ir_type if lanes == 1 else _core.Type(dtype.scalar, lanes=lanes)

@@ -1,5 +1,6 @@
 #include "lowering.hpp"
 
+#include <cmath>
 #include <stdexcept>
 
 #include <llvm/IR/BasicBlock.h>
@@ -45,6 +46,33 @@ void function_lowering::barrier(const ir::op&)
 void function_lowering::shuffle(const ir::op&)
 {
     throw std::logic_error("flyrt: a shuffle outside a kernel");
+}
+
+llvm::Value* function_lowering::decode_fp8(llvm::Value* bytes, ir::fp8_format format, llvm::Type* to)
+{
+    // As flyrt/fp8.py's host helper: sign, 4 exponent bits, 3 mantissa bits.
+    const int bias = format == ir::fp8_format::e4m3fnuz ? 8 : 7;
+    llvm::Type* ints = bytes->getType()->getWithNewType(m_b.getInt32Ty());
+    llvm::Type* reals = bytes->getType()->getWithNewType(m_b.getFloatTy());
+    auto integer = [&](std::uint32_t v) { return llvm::ConstantInt::get(ints, v); };
+    llvm::Value* code = m_b.CreateZExt(bytes, ints);
+    llvm::Value* sign = m_b.CreateAnd(m_b.CreateLShr(code, integer(7)), integer(1));
+    llvm::Value* exponent = m_b.CreateAnd(m_b.CreateLShr(code, integer(3)), integer(0xF));
+    llvm::Value* mantissa = m_b.CreateAnd(code, integer(7));
+    llvm::Value* normal = m_b.CreateBitCast(
+        m_b.CreateOr(m_b.CreateOr(m_b.CreateShl(sign, integer(31)),
+                                  m_b.CreateShl(m_b.CreateAdd(exponent, integer(127 - bias)), integer(23))),
+                     m_b.CreateShl(mantissa, integer(20))),
+        reals);
+    llvm::Value* subnormal = m_b.CreateFMul(m_b.CreateUIToFP(mantissa, reals),
+                                            llvm::ConstantFP::get(reals, std::ldexp(1.0, 1 - bias - 3)));
+    subnormal = m_b.CreateSelect(m_b.CreateICmpEQ(sign, integer(1)), m_b.CreateFNeg(subnormal), subnormal);
+    llvm::Value* result = m_b.CreateSelect(m_b.CreateICmpEQ(exponent, integer(0)), subnormal, normal);
+    llvm::Value* nan = format == ir::fp8_format::e4m3fnuz
+                           ? m_b.CreateICmpEQ(code, integer(0x80))
+                           : m_b.CreateICmpEQ(m_b.CreateAnd(code, integer(0x7F)), integer(0x7F));
+    result = m_b.CreateSelect(nan, llvm::ConstantFP::getNaN(reals), result);
+    return to == reals ? result : m_b.CreateFPCast(result, to); // exact: every FP8 value is an f16 / bf16
 }
 
 void function_lowering::mma(const ir::op&)
@@ -169,7 +197,11 @@ void function_lowering::emit_op(const ir::op& o)
         bind(o.results[0], fma(o));
         break;
     case opcode::cast:
-        bind(o.results[0], cast(o.operands[0], m_fn.type_of(o.results[0])));
+        bind(o.results[0],
+             o.attr != 0 ? decode_fp8(value(o.operands[0]),
+                                      static_cast<ir::fp8_format>(o.attr),
+                                      llvm_type(m_fn.type_of(o.results[0])))
+                         : cast(o.operands[0], m_fn.type_of(o.results[0])));
         break;
     case opcode::bitcast:
         bind(o.results[0], m_b.CreateBitCast(value(o.operands[0]), llvm_type(m_fn.type_of(o.results[0]))));

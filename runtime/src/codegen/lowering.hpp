@@ -42,6 +42,9 @@ protected:
     virtual void mma(const ir::op& o);
     // The block's shared memory (static arrays, then `smem=`), as a byte pointer.
     virtual llvm::Value* shared_memory();
+    // FP8 bytes (u8 scalar or vector) decoded exactly to float type `to`;
+    // the neutral version is integer code.
+    virtual llvm::Value* decode_fp8(llvm::Value* bytes, ir::fp8_format format, llvm::Type* to);
     // exp, exp2, log, log2, sqrt and rsqrt of a float scalar or vector.
     virtual llvm::Value* math(ir::arith kind, llvm::Value* x, ir::scalar s) = 0;
     virtual void report(const ir::op& o);

@@ -107,6 +107,13 @@ value_id function_builder::cast(value_id x, const type& to, int line)
     return result(o, to);
 }
 
+value_id function_builder::decode_fp8(value_id x, const type& to, fp8_format format, int line)
+{
+    op& o = append(opcode::cast, {x}, line);
+    o.attr = static_cast<int>(format);
+    return result(o, to);
+}
+
 value_id function_builder::bitcast(value_id x, const type& to, int line)
 {
     op& o = append(opcode::bitcast, {x}, line);

@@ -175,7 +175,7 @@ private:
                 m_out << "[" << o->int_value << "]";
             }
             else if (o->code == opcode::unary || o->code == opcode::binary || o->code == opcode::compare ||
-                     o->code == opcode::reduce)
+                     o->code == opcode::reduce || (o->code == opcode::cast && o->attr != 0))
             {
                 m_out << "." << o->attr;
             }

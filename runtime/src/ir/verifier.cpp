@@ -181,6 +181,12 @@ private:
             {
                 fail("a conversion keeps the number of lanes", o.loc);
             }
+            if (o.attr != 0 &&
+                (m_fn.type_of(o.operands[0]).kind != scalar::u8 ||
+                 !is_float(m_fn.type_of(o.results[0]).kind) || o.attr > static_cast<int>(fp8_format::e4m3fn)))
+            {
+                fail("FP8 decodes bytes to a float type", o.loc);
+            }
             break;
         case opcode::extract:
         case opcode::insert:

@@ -6,6 +6,7 @@
 #include <llvm/IR/BasicBlock.h>
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/Function.h>
+#include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
 #include "../device_launch.hpp"
@@ -195,6 +196,103 @@ protected:
             shared->setAlignment(llvm::Align(16));
         }
         return shared;
+    }
+
+    // FP8 -> f16 pairs by the conversion instruction of sm_89 on (e4m3fn);
+    // e4m3fnuz is e4m3fn's value halved but for its three special codes
+    // (0x80 NaN, 0x7F / 0xFF +-240), which are patched in.
+    llvm::Value* decode_fp8(llvm::Value* bytes, ir::fp8_format format, llvm::Type* to) override
+    {
+        if (std::stoi(m_target.cpu.substr(3)) < 89)
+        {
+            return function_lowering::decode_fp8(bytes, format, to);
+        }
+        auto* vector = llvm::dyn_cast<llvm::FixedVectorType>(bytes->getType());
+        const unsigned lanes = vector != nullptr ? vector->getNumElements() : 1;
+        llvm::Value* wide = vector != nullptr
+                                ? bytes
+                                : m_b.CreateInsertElement(
+                                      llvm::PoisonValue::get(llvm::FixedVectorType::get(m_b.getInt8Ty(), 1)),
+                                      bytes,
+                                      std::uint64_t(0));
+        llvm::InlineAsm* convert =
+            llvm::InlineAsm::get(llvm::FunctionType::get(m_b.getInt32Ty(), {m_b.getInt16Ty()}, false),
+                                 "cvt.rn.f16x2.e4m3x2 $0, $1;",
+                                 "=r,h",
+                                 false);
+        llvm::Type* half2 = llvm::FixedVectorType::get(m_b.getHalfTy(), 2);
+        llvm::Value* halves = llvm::PoisonValue::get(llvm::FixedVectorType::get(m_b.getHalfTy(), lanes));
+        for (unsigned p = 0; 2 * p < lanes; ++p)
+        {
+            const int second = 2 * p + 1 < lanes ? static_cast<int>(2 * p + 1) : static_cast<int>(2 * p);
+            llvm::Value* two = m_b.CreateShuffleVector(wide, {static_cast<int>(2 * p), second});
+            llvm::Value* h2 =
+                m_b.CreateBitCast(m_b.CreateCall(convert, {m_b.CreateBitCast(two, m_b.getInt16Ty())}), half2);
+            for (unsigned e = 0; e < 2 && 2 * p + e < lanes; ++e)
+            {
+                halves = m_b.CreateInsertElement(halves, m_b.CreateExtractElement(h2, e), 2 * p + e);
+            }
+        }
+        if (format == ir::fp8_format::e4m3fnuz)
+        {
+            halves =
+                fnuz_from_fn(wide, m_b.CreateFMul(halves, llvm::ConstantFP::get(halves->getType(), 0.5)));
+        }
+        if (vector == nullptr)
+        {
+            halves = m_b.CreateExtractElement(halves, std::uint64_t(0));
+        }
+        if (to == halves->getType())
+        {
+            return halves;
+        }
+        // f32 and f64 exactly; bf16 through f32 (every FP8 value is a bf16)
+        llvm::Value* single = m_b.CreateFPExt(halves, halves->getType()->getWithNewType(m_b.getFloatTy()));
+        return to == single->getType() ? single : m_b.CreateFPCast(single, to);
+    }
+
+    // e4m3fnuz bytes as f16 from their e4m3fn reading halved: right but for
+    // 0x80 (NaN) and 0x7F / 0xFF (+-240). Words holding none of those (a
+    // test of four bytes at once) keep the fast result; others, rare, take
+    // the exact integer decode.
+    llvm::Value* fnuz_from_fn(llvm::Value* bytes, llvm::Value* halves)
+    {
+        const unsigned lanes = llvm::cast<llvm::FixedVectorType>(bytes->getType())->getNumElements();
+        llvm::Value* special = nullptr;
+        if (lanes % 4 == 0)
+        {
+            llvm::Type* words = llvm::FixedVectorType::get(m_b.getInt32Ty(), lanes / 4);
+            llvm::Value* w = m_b.CreateBitCast(bytes, words);
+            auto splat = [&](std::uint32_t v) { return llvm::ConstantInt::get(words, v); };
+            // a byte whose low 7 bits are all set: adding 1 carries into its top bit
+            llvm::Value* low = m_b.CreateAnd(w, splat(0x7f7f7f7f));
+            llvm::Value* largest = m_b.CreateAnd(m_b.CreateAdd(low, splat(0x01010101)), splat(0x80808080));
+            // a byte of 0x80: a zero byte of w ^ 0x80808080
+            llvm::Value* y = m_b.CreateXor(w, splat(0x80808080));
+            llvm::Value* nan = m_b.CreateAnd(
+                m_b.CreateAnd(m_b.CreateSub(y, splat(0x01010101)), m_b.CreateNot(y)), splat(0x80808080));
+            special = m_b.CreateICmpNE(m_b.CreateOrReduce(m_b.CreateOr(largest, nan)), m_b.getInt32(0));
+        }
+        else
+        {
+            llvm::Value* low = m_b.CreateAnd(bytes, 0x7F);
+            special = m_b.CreateOrReduce(
+                m_b.CreateOr(m_b.CreateICmpEQ(low, llvm::ConstantInt::get(bytes->getType(), 0x7F)),
+                             m_b.CreateICmpEQ(bytes, llvm::ConstantInt::get(bytes->getType(), 0x80))));
+        }
+        llvm::BasicBlock* fast = m_b.GetInsertBlock();
+        auto* slow = llvm::BasicBlock::Create(m_ctx, "fp8.special", m_llvm_fn);
+        auto* done = llvm::BasicBlock::Create(m_ctx, "fp8.done", m_llvm_fn);
+        m_b.CreateCondBr(special, slow, done);
+        m_b.SetInsertPoint(slow);
+        llvm::Value* exact =
+            function_lowering::decode_fp8(bytes, ir::fp8_format::e4m3fnuz, halves->getType());
+        m_b.CreateBr(done);
+        m_b.SetInsertPoint(done);
+        llvm::PHINode* result = m_b.CreatePHI(halves->getType(), 2);
+        result->addIncoming(halves, fast);
+        result->addIncoming(exact, slow);
+        return result;
     }
 
     llvm::Value* math(arith kind, llvm::Value* x, scalar s) override
