@@ -4,7 +4,9 @@
 # along, runs the GPU tests and every runtime test there, and with --bench
 # the GPU benchmarks. Make the bundle here first:
 #   ../shared/tools/gpu-llvm-bundle .gpu/llvm.tar.xz
-# then run this there from the repository root: scripts/gpu_tests.sh [--bench]
+#   scripts/gpu_wheels.sh        # IPython and what it needs, for the Python there
+# then run this there from the repository root, with .gpu brought along:
+#   scripts/gpu_tests.sh [--bench]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bench=0
@@ -26,6 +28,11 @@ cmake --install "$work/build" >/dev/null
 site=$("$python" -c "import sys; print('$work/install/lib/python%d.%d/site-packages' % sys.version_info[:2])")
 echo "gpu_tests: built flyrt in $(($(date +%s) - start)) s for $("$python" --version)"
 export PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}" PYTHONDONTWRITEBYTECODE=1
+# IPython (in-place reloads) as wheels brought along: scripts/gpu_wheels.sh
+if [[ -d .gpu/wheels ]]; then
+    "$python" -m pip install -q --no-index --no-deps --no-compile --target "$work/wheels" .gpu/wheels/*.whl
+    export PYTHONPATH="$PYTHONPATH:$work/wheels"
+fi
 
 status=0
 "$python" -m pytest tests/gpu --confcutdir=tests/gpu -p no:cacheprovider -q -rs || status=1

@@ -33,6 +33,9 @@ from flyrt import fp8
 
 LOG2E = 1.4426950408889634
 LANES = 8
+# The matrix-unit kernel (fx.mma): None runs it on GPUs only, True everywhere
+# (the CPU computes its matrix products exactly: slow, for checking it), False never.
+USE_MMA_KERNEL = None
 
 
 # -- helpers the kernel calls (module level, as upstream) ------------------------
@@ -53,6 +56,25 @@ def _kv_scale(scales, per_token, block, kv_head, token):
 def _visible(position, context_length, query_length, q_index):
     """Causal rule of multi-token decode: token < context_len + 1 - query_length + qi."""
     return position < context_length + 1 - query_length + q_index
+
+
+def _mma_kernel_wanted():
+    """Whether this trace launches the matrix-unit kernel (USE_MMA_KERNEL's rule)."""
+    target = fx.target()
+    wanted = target.is_gpu if USE_MMA_KERNEL is None else USE_MMA_KERNEL
+    return wanted and target.matrix_multiply
+
+
+def _group_max(value, running):
+    """The running max with `value`'s max over the 4 lanes that hold one row of an MMA tile."""
+    value = fx.max(value, value.shuffle_xor(1))
+    return fx.max(running, fx.max(value, value.shuffle_xor(2)))
+
+
+def _group_sum(value):
+    """`value` summed over the 4 lanes that hold one row of an MMA tile."""
+    value = value + value.shuffle_xor(1)
+    return value + value.shuffle_xor(2)
 
 
 def _normalize(acc, row, head_size, total, out, slot, q_index, g):
@@ -176,15 +198,121 @@ def compile_pa_decode_ps(softmax_scale=None, trans_v=False, needs_mask=True, que
                     total = total + fx.exp2(partial_lse[p, q_index, g] - peak) * partial_out[p, q_index, g, d]
                 out[q_row, q_head, d] = total / weights
 
+    @flyc.kernel(known_block_size=(32, 1, 1))
+    def pa_decode_mma_kernel(query: fx.Tensor, key_cache: fx.Tensor, value_cache: fx.Tensor,
+                             block_tables: fx.Tensor, context_lengths: fx.Tensor, k_scale: fx.Tensor,
+                             v_scale: fx.Tensor, work: fx.Tensor, worker_offsets: fx.Tensor,
+                             partial_out: fx.Tensor, partial_lse: fx.Tensor,
+                             head_size: fx.Constexpr[int], block_size: fx.Constexpr[int]):
+        # One warp per block; its lanes as the matrix units see them: gq = lane // 4, tq = lane % 4.
+        scale = softmax_scale if fx.const_expr(softmax_scale is not None) else 1.0 / math.sqrt(head_size)
+        lane = fx.thread_idx.x
+        gq = lane // 4
+        tq = lane % 4
+        steps = head_size // 16  # along the head dimension, 16 at a time
+        chunks = head_size // 64  # of the 16 bytes a lane loads from a key row
+        q_rows = fx.shared((16, head_size), fx.Float32)
+        for item in range(worker_offsets[fx.block_idx.x], worker_offsets[fx.block_idx.x + 1]):
+            seq = work[item, 0]
+            kv_head = work[item, 1]
+            context_length = context_lengths[seq]
+            row_scale = scale * LOG2E * (1.0 if fx.const_expr(per_token_kv) else k_scale[0])
+            if lane < rows:
+                _load_q_fragments(query, q_rows, lane, seq * query_length + lane // group,
+                                  kv_head * group + lane % group, head_size, row_scale)
+            fx.barrier()
+            # Q as A fragments: step s, element i holds row gq + 8 ((i // 2) % 2) and the head
+            # dimension 64 (s // 4) + 16 tq + 4 (s % 4) + (i % 2) + 2 (i // 4), the order in
+            # which this lane's key bytes arrive.
+            q_frags = [fx.Vector.from_elements([
+                fx.select(gq + 8 * ((i // 2) % 2) < rows,
+                          q_rows[gq + 8 * ((i // 2) % 2), 64 * (s // 4) + 16 * tq + 4 * (s % 4) + (i % 2) + 2 * (i // 4)],
+                          0.0).to(fx.Float16) for i in range(8)]) for s in range(steps)]
+            fx.barrier()
+            peak_a = peak_b = float("-inf")  # rows gq and gq + 8
+            sum_a = sum_b = 0.0  # this lane's share of their softmax denominators
+            out_frags = [fx.Vector.zeros(4, fx.Float32) for _ in range(head_size // 8)]
+            for page in range(work[item, 2], work[item, 3]):
+                block = block_tables[seq, page]
+                scores = []
+                for half in fx.range_constexpr(2):  # tokens 8 half + gq of the page, as B fragments
+                    token = 8 * half + gq
+                    keys = [fx.Vector.load(key_cache, (block, kv_head, token, 64 * c + 16 * tq), 16, align=16)
+                            .to(fx.Float16) for c in range(chunks)]
+                    acc = fx.Vector.zeros(4, fx.Float32)
+                    for st in fx.range_constexpr(steps):
+                        b = fx.Vector.from_elements([keys[st // 4][4 * (st % 4) + i] for i in range(4)])
+                        acc = fx.mma(q_frags[st], b, acc)
+                    scores.append(acc)
+                # this lane's scores: rows gq (i < 2) and gq + 8, tokens 8 half + 2 tq + i % 2
+                values = []
+                for half in fx.range_constexpr(2):
+                    for i in fx.range_constexpr(4):
+                        token = 8 * half + 2 * tq + i % 2
+                        score = scores[half][i]
+                        if fx.const_expr(per_token_kv):
+                            score = score * k_scale[block, kv_head, token]
+                        if fx.const_expr(needs_mask):
+                            row = gq + 8 * (i // 2)
+                            visible = _visible(page * block_size + token, context_length, query_length, row // group)
+                            score = fx.select(visible, score, float("-inf"))
+                        values.append(score)
+                new_a = _group_max(fx.max(fx.max(values[0], values[1]), fx.max(values[4], values[5])), peak_a)
+                new_b = _group_max(fx.max(fx.max(values[2], values[3]), fx.max(values[6], values[7])), peak_b)
+                base_a = fx.select(new_a == float("-inf"), 0.0, new_a)
+                base_b = fx.select(new_b == float("-inf"), 0.0, new_b)
+                rescale_a = fx.exp2(peak_a - base_a)
+                rescale_b = fx.exp2(peak_b - base_b)
+                weights = [fx.exp2(v - (base_a if (k % 4) < 2 else base_b)) for k, v in enumerate(values)]
+                sum_a = sum_a * rescale_a + weights[0] + weights[1] + weights[4] + weights[5]
+                sum_b = sum_b * rescale_b + weights[2] + weights[3] + weights[6] + weights[7]
+                peak_a, peak_b = new_a, new_b
+                if fx.const_expr(per_token_kv):
+                    weights = [w * v_scale[block, kv_head, 8 * (k // 4) + 2 * tq + k % 2] for k, w in enumerate(weights)]
+                # the weights as an A fragment (16 rows x 16 tokens): element i is weights[...]
+                p_frag = fx.Vector.from_elements([weights[4 * (i // 4) + (i % 2) + 2 * ((i // 2) % 2)].to(fx.Float16)
+                                                  for i in range(8)])
+                # V rows of tokens 2 tq + r % 2 + 8 (r // 2), head dimensions (head_size / 8) gq on
+                v_rows = [fx.Vector.load(value_cache, (block, kv_head, 2 * tq + r % 2 + 8 * (r // 2), (head_size // 8) * gq),
+                                         head_size // 8, align=head_size // 8).to(fx.Float16) for r in range(4)]
+                rescale = fx.Vector.from_elements([rescale_a, rescale_a, rescale_b, rescale_b])
+                out_frags = [fx.mma(p_frag, fx.Vector.from_elements([v_rows[r][j] for r in range(4)]), o * rescale)
+                             for j, o in enumerate(out_frags)]
+            total_a = _group_sum(sum_a)
+            total_b = _group_sum(sum_b)
+            slot = work[item, 4]
+            v_factor = 1.0 if fx.const_expr(per_token_kv) else v_scale[0]
+            for j in fx.range_constexpr(head_size // 8):
+                for i in fx.range_constexpr(4):
+                    row = gq + 8 * (i // 2)
+                    total = total_a if i < 2 else total_b
+                    if row < rows:
+                        d = (head_size // 8) * (2 * tq + i % 2) + j
+                        partial_out[slot, row // group, row % group, d] = out_frags[j][i] * fx.select(
+                            total > 0.0, v_factor / total, 0.0)
+            if tq == 0:
+                if gq < rows:
+                    partial_lse[slot, gq // group, gq % group] = peak_a + fx.log2(total_a)
+                if gq + 8 < rows:
+                    partial_lse[slot, (gq + 8) // group, (gq + 8) % group] = peak_b + fx.log2(total_b)
+
+    use_mma = rows <= 16 and not trans_v
+
     @flyc.jit
     def launch_pa_decode_ps(query: fx.Tensor, key_cache: fx.Tensor, value_cache: fx.Tensor,
                             block_tables: fx.Tensor, context_lengths: fx.Tensor, k_scale: fx.Tensor,
                             v_scale: fx.Tensor, work: fx.Tensor, worker_offsets: fx.Tensor,
                             partial_out: fx.Tensor, partial_lse: fx.Tensor, partial_ranges: fx.Tensor,
                             out: fx.Tensor, head_size: fx.Constexpr[int], block_size: fx.Constexpr[int]):
-        pa_decode_ps_kernel(query, key_cache, value_cache, block_tables, context_lengths, k_scale, v_scale,
-                            work, worker_offsets, partial_out, partial_lse, head_size, block_size).launch(
-            grid=(worker_offsets.shape[0] - 1,), block=(rows,))
+        workers = worker_offsets.shape[0] - 1
+        if fx.const_expr(_mma_kernel_wanted() and use_mma and head_size % 64 == 0 and block_size == 16):
+            pa_decode_mma_kernel(query, key_cache, value_cache, block_tables, context_lengths, k_scale, v_scale,
+                                 work, worker_offsets, partial_out, partial_lse, head_size, block_size).launch(
+                grid=(workers,), block=(32,))
+        else:
+            pa_decode_ps_kernel(query, key_cache, value_cache, block_tables, context_lengths, k_scale, v_scale,
+                                work, worker_offsets, partial_out, partial_lse, head_size, block_size).launch(
+                grid=(workers,), block=(rows,))
         total_rows = out.shape[0] * out.shape[1]
         pa_reduce_kernel(partial_out, partial_lse, partial_ranges, out, head_size).launch(
             grid=((total_rows + 63) // 64,), block=(64,))
@@ -219,10 +347,24 @@ def build_work_list(context_lengths, num_kv_heads, block_size, workers, pages_pe
 
 
 def pa_decode_ps_launch(query, key_cache, value_cache, block_tables, context_lengths, k_scale, v_scale,
-                        softmax_scale=None, trans_v=False, query_length=1, workers=8, pages_per_work=None,
+                        softmax_scale=None, trans_v=False, query_length=1, workers=None, pages_per_work=None,
                         out=None):
     """Decode attention over a paged FP8 KV cache; returns the output (query's
     dtype). numpy arrays run on the CPU; torch CUDA tensors on their GPU."""
+    run, out = pa_decode_ps_prepare(query, key_cache, value_cache, block_tables, context_lengths, k_scale, v_scale,
+                                    softmax_scale, trans_v, query_length, workers, pages_per_work, out)
+    run()
+    return out
+
+
+def pa_decode_ps_prepare(query, key_cache, value_cache, block_tables, context_lengths, k_scale, v_scale,
+                         softmax_scale=None, trans_v=False, query_length=1, workers=None, pages_per_work=None,
+                         out=None):
+    """What a decode step needs besides its inputs' contents (the work list,
+    the partial buffers, the launcher), built once for a batch's layout:
+    returns (run, out), run() computing into out. Workers: 8 on the CPU;
+    on a GPU 16 single-warp blocks per multiprocessor, each page range at
+    least 4 pages long."""
     _, num_q_heads, head_size = query.shape
     _, num_kv_heads, block_size = key_cache.shape[:3]
     if num_q_heads % num_kv_heads:
@@ -235,17 +377,23 @@ def pa_decode_ps_launch(query, key_cache, value_cache, block_tables, context_len
     group = num_q_heads // num_kv_heads
     per_token_kv = len(k_scale.shape) == 3
     lengths = _to_numpy(context_lengths)
-    work, offsets, ranges = build_work_list(lengths, num_kv_heads, block_size, workers, pages_per_work)
     on = _placement(query)
+    if getattr(query, "is_cuda", False):
+        import torch
+
+        workers = workers or 16 * torch.cuda.get_device_properties(query.device).multi_processor_count
+        pages = int(((lengths + block_size - 1) // block_size).sum()) * num_kv_heads
+        pages_per_work = pages_per_work or max(4, -(-pages // workers))
+    work, offsets, ranges = build_work_list(lengths, num_kv_heads, block_size, workers or 8, pages_per_work)
     partial_out = on(np.zeros((len(work), query_length, group, head_size), np.float32))
     partial_lse = on(np.zeros((len(work), query_length, group), np.float32))
-    out = on(np.empty(query.shape, np.float32)).to(query.dtype) if out is None and on is not np.asarray else out
-    out = np.empty_like(query) if out is None else out
+    if out is None:
+        out = np.empty_like(query) if on is np.asarray else on(np.empty(query.shape, np.float32)).to(query.dtype)
     launch = compile_pa_decode_ps(softmax_scale, trans_v, True, group, per_token_kv, query_length, fmt)["launch"]
-    launch(query, key_cache, value_cache, block_tables, on(lengths.astype(np.int32)), _float32(k_scale, on),
-           _float32(v_scale, on), on(work), on(offsets), partial_out, partial_lse, on(ranges), out, head_size,
-           block_size)
-    return out
+    args = (query, key_cache, value_cache, block_tables, on(lengths.astype(np.int32)), _float32(k_scale, on),
+            _float32(v_scale, on), on(work), on(offsets), partial_out, partial_lse, on(ranges), out, head_size,
+            block_size)
+    return functools.partial(launch, *args), out
 
 
 def _fp8_format(cache):

@@ -27,11 +27,12 @@ import numpy as np
 import torch
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path[:0] = [str(ROOT / "notebooks"), str(ROOT / "tests" / "bench"), str(ROOT / "tests" / "gpu")]
+sys.path[:0] = [str(ROOT / "notebooks"), str(ROOT / "tests" / "bench"), str(ROOT / "tests" / "bench" / "gpu"),
+                str(ROOT / "tests" / "gpu")]
 
 import kernels.pa_decode_fp8 as pa  # noqa: E402
 from cuda_arrays import cuda, host  # noqa: E402
-from kernels.pa_reference import check, make_case, pa_decode_reference  # noqa: E402
+from kernels.pa_reference import check, make_case  # noqa: E402
 from kernels.vector_add import vector_add  # noqa: E402
 
 CALLS = 20_000
@@ -83,13 +84,16 @@ def launch_overhead():
     n = 16
     a, b, c = (torch.rand(n, device="cuda") for _ in range(3))
     flyrt_us = host_per_call(lambda: vector_add(a, b, c, n))
+    stream = torch.cuda.current_stream().cuda_stream
+    explicit_us = host_per_call(lambda: vector_add(a, b, c, n, stream))
     lowered = vector_add.lower(a, b, c, n, target="cuda")
     raw_us = raw_launch_us(lowered.device_code["vector_add_kernel"])
     triton_add = _module("triton_add", TRITON_ADD).add
     triton_us = host_per_call(lambda: triton_add(a, b, c, n))
     torch_us = host_per_call(lambda: torch.add(a, b, out=c))
     print("cache-hit launch, vector add of 16 elements (3 tensors + n), host us per call:")
-    for name, us in (("flyrt", flyrt_us), ("cuLaunchKernel from C++ (same PTX)", raw_us),
+    for name, us in (("flyrt", flyrt_us), ("flyrt, stream passed as an int", explicit_us),
+                     ("cuLaunchKernel from C++ (same PTX)", raw_us),
                      ("Triton 3.6", triton_us), ("torch.add", torch_us)):
         print(f"  {name:<36} {us:8.2f} us   flyrt / this: {flyrt_us / us:5.2f}x")
     return flyrt_us, raw_us, triton_us, torch_us
@@ -97,6 +101,7 @@ def launch_overhead():
 
 FIRST_CALL = """
 import sys, time, torch
+import {library}
 sys.path.insert(0, {path!r})
 n = 1 << 20
 a, b, c = (torch.rand(n, device="cuda") for _ in range(3))
@@ -110,19 +115,19 @@ print((time.perf_counter() - begin) * 1e3)
 
 def first_compile():
     """Milliseconds from the launcher's first call to its first result, in a fresh process each."""
-    bodies = {
-        "flyrt": "from kernels.vector_add import vector_add\nvector_add(a, b, c, n)",
-        "Triton 3.6": "import triton_add\ntriton_add.add(a, b, c, n)",
+    bodies = {  # (library imported before the clock starts, the first call)
+        "flyrt": ("flyrt.compiler", "from kernels.vector_add import vector_add\nvector_add(a, b, c, n)"),
+        "Triton 3.6": ("triton", "import triton_add\ntriton_add.add(a, b, c, n)"),
     }
     work = Path(tempfile.mkdtemp())
     (work / "triton_add.py").write_text(TRITON_ADD)
     results = {}
-    for name, body in bodies.items():
+    for name, (library, body) in bodies.items():
         samples = []
         for _ in range(3):
             env = dict(os.environ, TRITON_CACHE_DIR=tempfile.mkdtemp(), FLYDSL_RUNTIME_ENABLE_CACHE="0",
                        PYTHONPATH=os.pathsep.join([str(work), str(ROOT / "notebooks"), os.environ.get("PYTHONPATH", "")]))
-            script = FIRST_CALL.format(path=str(work), body=body)
+            script = FIRST_CALL.format(library=library, path=str(work), body=body)
             out = subprocess.run([sys.executable, "-c", script], env=env, check=True, capture_output=True, text=True)
             samples.append(float(out.stdout.strip().splitlines()[-1]))
         results[name] = statistics.median(samples)
@@ -159,27 +164,106 @@ PA_SHAPES = [  # (seqs, q heads, kv heads, head, page, context)
 ]
 
 
+def graph_time(runs, calls=64):
+    """GPU seconds per call of a CUDA graph replaying `calls` calls of runs[i % len(runs)] (median of 20
+    replays): no host launch cost in it, and with several runs the data cycles through more than the L2."""
+    for run in runs:
+        run()
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for i in range(calls):
+            runs[i % len(runs)]()
+    return statistics.median(cuda_event_times(graph.replay, repeats=20)) / calls
+
+
+def torch_reference(case):
+    """The peer in plain torch: gather the pages, dequantize, two matmuls and a softmax."""
+    q, k, v = case["query"], case["key_cache"], case["value_cache"]
+    tables, lengths = case["block_tables"], case["context_lengths"]
+    seqs, q_heads, head = q.shape
+    kv_heads, page = k.shape[1], k.shape[2]
+    context = int(lengths.max())
+    pages = tables[:, : context // page]
+
+    def per_token(cache, scale):
+        """[seqs, kv heads, context, head] of the cache's pages times their scales."""
+        values = cache[pages].float().permute(0, 2, 1, 3, 4).reshape(seqs, kv_heads, context, head)
+        if scale.dim() == 3:
+            return values * scale[pages].permute(0, 2, 1, 3).reshape(seqs, kv_heads, context, 1)
+        return values * scale.reshape(())
+
+    def run():
+        keys = per_token(k, case["k_scale"]) * head ** -0.5
+        values = per_token(v, case["v_scale"])
+        scores = torch.einsum("sgqd,sgtd->sgqt", q.float().view(seqs, kv_heads, q_heads // kv_heads, head), keys)
+        return torch.einsum("sgqt,sgtd->sgqd", scores.softmax(-1), values).reshape(seqs, q_heads, head)
+    return run
+
+
 def pa_decode(copy):
-    print(f"\nPA decode, GPU time per call (CUDA events, median of 50; KV cycling through > 60 MB of L2); "
-          f"device copy {copy / 1e12:.2f} TB/s:")
-    print(f"  {'(seqs, heads q/kv, head, page, ctx), format, scales':<58} {'us':>9} {'KV TB/s':>8} {'% copy':>7}")
+    from triton_pa_decode import TritonPADecode
+
+    print(f"\nPA decode, GPU us per call (CUDA graph replay, the KV cache cycling through > 256 MB); "
+          f"device copy {copy / 1e12:.2f} TB/s (bytes read + written):")
+    print(f"  {'(seqs, heads q/kv, head, page, ctx), format, scales':<56} {'':<26} {'us':>8} {'KV TB/s':>8} "
+          f"{'% copy':>7}")
     for seqs, q_heads, kv_heads, head, page, context in PA_SHAPES:
+        kv_bytes = 2 * seqs * kv_heads * context * head
+        copies = max(1, int(np.ceil(256e6 / kv_bytes)))
         for fmt, per_token in (("e4m3fnuz", False), ("e4m3fn", False), ("e4m3fn", True)):
-            case = make_case(num_seqs=seqs, num_q_heads=q_heads, num_kv_heads=kv_heads, head_size=head,
-                             block_size=page, context_length=context, fmt=fmt, per_token=per_token, seed=1)
-            kv_bytes = 2 * seqs * kv_heads * context * head
-            copies = max(1, int(np.ceil(256e6 / kv_bytes)))
-            cases = [on_device(case)] + [on_device(case, fresh_caches=True) for _ in range(copies - 1)]
-            out = pa.pa_decode_ps_launch(**cases[0])
-            if seqs * context <= 16 * 4096:
-                assert check(host(out.float()), pa_decode_reference(**case))[0], "PA decode is wrong on the GPU"
-            calls = iter(range(1 << 30))
-            seconds = statistics.median(cuda_event_times(
-                lambda: pa.pa_decode_ps_launch(**cases[next(calls) % copies]), repeats=50))
+            cases = [device_case(seqs, q_heads, kv_heads, head, page, context, fmt, per_token, seed)
+                     for seed in range(copies)]
             label = f"({seqs}, {q_heads}/{kv_heads}, {head}, {page}, {context}), {fmt}, " \
                     f"{'per-token' if per_token else 'per-tensor'}"
-            print(f"  {label:<58} {seconds * 1e6:9.1f} {kv_bytes / seconds / 1e12:8.2f} "
-                  f"{100 * kv_bytes / seconds / copy:6.1f}%")
+            out = pa.pa_decode_ps_launch(**cases[0])
+            reference = torch_reference(cases[0])().cpu().numpy()
+            ok, max_diff, _ = check(host(out.float()), reference)
+            assert ok, f"PA decode is wrong on the GPU: {label}: max diff {max_diff}"
+            rows = []
+            for pages_per_work in (None, 4, 8, 16):
+                runs = [pa.pa_decode_ps_prepare(**c, pages_per_work=pages_per_work)[0] for c in cases]
+                rows.append((graph_time(runs), f"flyrt, pages/work {pages_per_work or 'auto'}"))
+            if fmt == "e4m3fn" and not per_token:
+                peer = [TritonPADecode(**{k: c[k] for k in ("query", "key_cache", "value_cache", "block_tables",
+                                                              "context_lengths", "k_scale", "v_scale")})
+                        for c in cases]
+                ok, max_diff, _ = check(host(peer[0]().float()), reference)
+                assert ok, f"the Triton peer is wrong: {label}: max diff {max_diff}"
+                rows.append((graph_time(peer), "Triton split-KV (tl.dot)"))
+                rows.append((statistics.median(cuda_event_times(torch_reference(cases[0]), repeats=5)),
+                             "torch (gather, dequantize, matmul)"))
+            for seconds, who in rows:
+                print(f"  {label:<56} {who:<26} {seconds * 1e6:8.1f} {kv_bytes / seconds / 1e12:8.2f} "
+                      f"{100 * kv_bytes / seconds / copy:6.1f}%")
+                label = ""
+
+
+def device_case(seqs, q_heads, kv_heads, head, page, context, fmt, per_token, seed):
+    """A PA decode case made on the GPU (numpy's make_case is too slow for a GB of cache): FP8 codes of
+    magnitude up to about a quarter of the format's largest, no NaN codes; the layout of make_case."""
+    generator = torch.Generator(device="cuda").manual_seed(seed)
+    pages = context // page
+    blocks = seqs * pages + 3
+    shape = (blocks, kv_heads, page, head)
+
+    def codes():
+        magnitude = torch.randint(0, 0x70, shape, device="cuda", dtype=torch.uint8, generator=generator)
+        sign = torch.randint(0, 2, shape, device="cuda", dtype=torch.uint8, generator=generator) << 7
+        code = magnitude | sign
+        code = torch.where(code == 0x80, torch.zeros_like(code), code)  # e4m3fnuz's NaN
+        return code.view(torch.float8_e4m3fnuz if fmt == "e4m3fnuz" else torch.float8_e4m3fn)
+
+    def scales(value):
+        if not per_token:
+            return torch.tensor([value], device="cuda")
+        return torch.rand((blocks, kv_heads, page), device="cuda", generator=generator) * value + value / 2
+
+    table = torch.randperm(blocks, device="cuda", generator=generator)[: seqs * pages].reshape(seqs, pages)
+    return dict(query=torch.randn((seqs, q_heads, head), device="cuda", generator=generator), key_cache=codes(),
+                value_cache=codes(), block_tables=table.to(torch.int32),
+                context_lengths=torch.full((seqs,), context, device="cuda", dtype=torch.int32),
+                k_scale=scales(0.005), v_scale=scales(0.01))
 
 
 def on_device(case, fresh_caches=False):
@@ -195,18 +279,18 @@ def helper_edit():
     case = on_device(make_case(num_seqs=16, num_q_heads=16, num_kv_heads=1, head_size=128, context_length=4096))
     pa.pa_decode_ps_launch(**case)
     torch.cuda.synchronize()
-    original = pa._normalize
+    original = pa._load_q_fragments  # the seed bug's helper, in both PA kernels
     samples = []
     for factor in (2.0, 3.0, 4.0):  # versions never seen before
-        def changed(acc, row, head_size, total, out, slot, q_index, g, factor=factor):
-            return original(acc, row, head_size, total / factor, out, slot, q_index, g)
+        def changed(query, q_rows, row, q_token, q_head, head_size, scale, factor=factor):
+            return original(query, q_rows, row, q_token, q_head, head_size, scale * factor)
 
         begin = time.perf_counter()
-        pa._normalize = changed
+        pa._load_q_fragments = changed
         pa.pa_decode_ps_launch(**case)
         torch.cuda.synchronize()
         samples.append((time.perf_counter() - begin) * 1e3)
-    pa._normalize = original
+    pa._load_q_fragments = original
     begin = time.perf_counter()
     pa.pa_decode_ps_launch(**case)
     torch.cuda.synchronize()

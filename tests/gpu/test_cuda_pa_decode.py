@@ -71,3 +71,13 @@ def test_the_seed_flow_on_the_gpu():
         pa._load_q_fragments = original
     assert check(run(case), reference)[0]
     assert launcher.cache_info().compiles == before  # the restored helper's artifact, reused
+
+
+@pytest.mark.parametrize("name", ["baseline", "per_token_scales", "e4m3fn", "variable_lengths"])
+def test_the_portable_kernel_on_the_gpu(name, monkeypatch):
+    """The kernel the CPU runs (no matrix units), on the GPU."""
+    monkeypatch.setattr(pa, "USE_MMA_KERNEL", False)
+    options = dict(CASES[name])
+    case = make_case(seed=len(name), **options)
+    ok, max_diff, _ = check(run(case, workers=5), pa_decode_reference(**case), options.get("variable_lengths", False))
+    assert ok, max_diff

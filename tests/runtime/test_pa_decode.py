@@ -9,6 +9,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "notebooks"))
 
+import kernels.pa_decode_fp8 as pa  # noqa: E402
 from kernels.pa_decode_fp8 import build_work_list, compile_pa_decode_ps, pa_decode_ps_launch  # noqa: E402
 from kernels.pa_reference import check, make_case, pa_decode_reference  # noqa: E402
 
@@ -70,3 +71,20 @@ def test_the_factory_is_keyed_by_static_arguments_only():
     assert (info.hits, info.misses) == (1, 1)
     launcher = compile_pa_decode_ps(None, False, True, 4, False, 1, "e4m3fnuz")["launch"]
     assert launcher.cache_info().compiles == 1
+
+
+@pytest.mark.parametrize("name", ["baseline", "gqa_two_kv_heads", "multi_token_decode", "per_token_scales", "e4m3fn",
+                                  "float16_query", "variable_lengths", "head_128_page_32"])
+def test_the_matrix_unit_kernel_matches_the_reference(name, monkeypatch):
+    """The GPU's kernel (fx.mma), run on the CPU, which computes its matrix products exactly."""
+    monkeypatch.setattr(pa, "USE_MMA_KERNEL", True)
+    options = dict(CASES[name])
+    case = make_case(seed=len(name), **options)
+    launcher = compile_pa_decode_ps(None, False, True, options.get("num_q_heads", 4) // options.get("num_kv_heads", 1),
+                                    options.get("per_token", False), options.get("query_length", 1),
+                                    options.get("fmt", "e4m3fnuz"))["launch"]
+    out = pa_decode_ps_launch(**case, workers=3)
+    ok, max_diff, _ = check(out, pa_decode_reference(**case), options.get("variable_lengths", False))
+    assert ok, max_diff
+    kernels = "\n".join(line for line in launcher.last_ir.splitlines() if line.startswith("kernel @"))
+    assert ("pa_decode_mma_kernel" in kernels) == (options.get("block_size", 16) == 16)

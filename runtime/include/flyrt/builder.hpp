@@ -40,13 +40,14 @@ public:
     value_id decode_fp8(value_id x, const type& to, fp8_format format, int line);
     value_id bitcast(value_id x, const type& to, int line);
     value_id load(value_id ptr, value_id offset, int line);
-    // `lanes` consecutive elements from ptr + offset, as one vector.
-    value_id load_vector(value_id ptr, value_id offset, int lanes, int line);
+    // `lanes` consecutive elements from ptr + offset, as one vector, from an
+    // address the caller promises is a multiple of `align` bytes (0: of the element).
+    value_id load_vector(value_id ptr, value_id offset, int lanes, int line, int align = 0);
     value_id extract(value_id vector, int lane, int line);
     value_id insert(value_id vector, value_id element, int lane, int line);
     value_id broadcast(value_id element, int lanes, int line);
     value_id reduce(arith kind, value_id vector, int line);
-    void store(value_id ptr, value_id offset, value_id value, int line);
+    void store(value_id ptr, value_id offset, value_id value, int line, int align = 0);
     void launch(const std::string& kernel,
                 const std::vector<value_id>& geometry,
                 const std::vector<value_id>& args,

@@ -81,8 +81,8 @@ enum class opcode : std::uint8_t
     fma,       // a * b + c
     cast,      // value conversion to the result type; attr: fp8_format of FP8 bytes to decode
     bitcast,   // same width reinterpretation
-    load,      // ptr, offset (elements) -> value
-    store,     // ptr, offset, value
+    load,      // ptr, offset (elements) -> value; int_value: alignment promised (bytes, 0: the element's)
+    store,     // ptr, offset, value; int_value: alignment, as for load
     if_,       // cond; regions: then, else
     for_,      // lower, upper, step, inits...; region: body(iv, iters...)
     while_,    // inits...; regions: before(iters...), after(iters...)

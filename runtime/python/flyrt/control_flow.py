@@ -145,6 +145,54 @@ def _carried(values):
     return carried
 
 
+class _Leaves:
+    """A loop's variables as the values it carries: a list or tuple of DSL
+    values (fragments, accumulators) is carried element by element and
+    comes back as the same kind of sequence."""
+
+    def __init__(self, values, names):
+        self.shapes, self.values, self.names = [], [], []
+        for value, name in zip(values, names):
+            if self._is_sequence(value):
+                self.shapes.append((type(value), len(value)))
+                self.values.extend(value)
+                self.names.extend(f"{name}[{i}]" for i in range(len(value)))
+            else:
+                self.shapes.append(None)
+                self.values.append(value)
+                self.names.append(name)
+        self.variable_names = list(names)
+
+    @staticmethod
+    def _is_sequence(value):
+        return isinstance(value, (list, tuple)) and value and all(
+            isinstance(v, Value) or _is_scalar(v) for v in value)
+
+    def variables(self, leaves):
+        out, pos = [], 0
+        for shape in self.shapes:
+            if shape is None:
+                out.append(leaves[pos])
+                pos += 1
+            else:
+                kind, count = shape
+                out.append(kind(leaves[pos : pos + count]))
+                pos += count
+        return tuple(out)
+
+    def leaves(self, variables, where, what):
+        out = []
+        for shape, value, name in zip(self.shapes, variables, self.variable_names):
+            if shape is None:
+                out.append(value)
+            elif isinstance(value, (list, tuple)) and len(value) == shape[1]:
+                out.extend(value)
+            else:
+                raise TypeError(f"line {where}: '{name}' enters the {what} as a sequence of {shape[1]} values and "
+                                "must stay one")
+        return out
+
+
 def _loop(begin, values, names, where, what):
     """Traces a loop op, widening carried types the body changes (a carried
     `acc = 0` that the body makes Float32 restarts the trace as Float32)."""
@@ -216,18 +264,19 @@ def for_range(bounds, body_fn, values, names):
         elif isinstance(bound, float):
             raise TypeError(f"line {where}: range bounds must be integers, got a float")
     lower, upper, stride = (convert(b, index_type) for b in (start, stop, step))
+    carried = _Leaves(values, names)
 
     def begin(inits):
         op = builder.begin_for(lower.id, upper.id, stride.id, [v.id for v in inits], where)
         arguments = builder.region_arguments(op, 0)
         builder.enter(op, 0)
-        incoming = list(values)
-        for slot, i in enumerate(sorted(_carried(values))):
+        incoming = list(carried.values)
+        for slot, i in enumerate(sorted(_carried(carried.values))):
             incoming[i] = Value(arguments[slot + 1], inits[slot].dtype)
-        outs = body_fn(Value(arguments[0], index_type), *incoming)
-        return op, outs, arguments
+        outs = body_fn(Value(arguments[0], index_type), *carried.variables(incoming))
+        return op, carried.leaves(outs, where, "for loop"), arguments
 
-    return _loop(begin, values, names, where, "for loop")
+    return carried.variables(_loop(begin, carried.values, carried.names, where, "for loop"))
 
 
 def while_(cond_fn, body_fn, values, names):
@@ -245,26 +294,27 @@ def while_(cond_fn, body_fn, values, names):
         return values
     where = line()
     builder = current().builder
+    carried = _Leaves(values, names)
 
     def begin(inits):
         op = builder.begin_while([v.id for v in inits], where)
-        order = sorted(_carried(values))
-        before = list(values)
+        order = sorted(_carried(carried.values))
+        before = list(carried.values)
         arguments = builder.region_arguments(op, 0)
         for slot, i in enumerate(order):
             before[i] = Value(arguments[slot], inits[slot].dtype)
         builder.enter(op, 0)
-        condition = convert(cond_fn(*before), dtypes.Boolean)
+        condition = convert(cond_fn(*carried.variables(before)), dtypes.Boolean)
         builder.condition(condition.id, list(arguments), where)
         builder.leave()
-        after = list(values)
+        after = list(carried.values)
         arguments = builder.region_arguments(op, 1)
         for slot, i in enumerate(order):
             after[i] = Value(arguments[slot], inits[slot].dtype)
         builder.enter(op, 1)
-        return op, body_fn(*after), arguments
+        return op, carried.leaves(body_fn(*carried.variables(after)), where, "while loop"), arguments
 
-    return _loop(begin, values, names, where, "while loop")
+    return carried.variables(_loop(begin, carried.values, carried.names, where, "while loop"))
 
 
 # -- calls and attributes --------------------------------------------------------

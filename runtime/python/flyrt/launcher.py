@@ -52,6 +52,8 @@ def _param_spec(name, parameter):
         kind, scalar = specialization.PARAM_CONSTEXPR, 0
     elif annotation is Stream or isinstance(default, Stream):
         kind, scalar = specialization.PARAM_STREAM, 0
+        while isinstance(default, Stream):  # the dispatcher reads None and ints fastest
+            default = default.handle
     elif isinstance(annotation, dtypes.DType):
         if annotation not in specialization.SCALAR_CLASSES:
             raise TypeError(f"parameter '{name}': launchers take Boolean, Int32, Int64, Float32 or Float64 "

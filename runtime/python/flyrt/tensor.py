@@ -100,13 +100,16 @@ class TensorValue:
             return self._checked(indices, load, lambda: constant(0, self.dtype))
         return load()
 
-    def load_vector(self, index, lanes):
-        """`lanes` consecutive elements along the last dimension, from `index`."""
+    def load_vector(self, index, lanes, align=None):
+        """`lanes` consecutive elements along the last dimension, from `index`;
+        `align`: bytes the address is promised to be a multiple of."""
         indices = self._vector_indices(index, lanes)
+        align = self._alignment(align, lanes)
         builder = current().builder
 
         def load():
-            return Value(builder.load_vector(self.pointer, self._offset(indices).id, lanes, line()), self.dtype)
+            offset = self._offset(indices).id
+            return Value(builder.load_vector(self.pointer, offset, lanes, line(), align), self.dtype)
 
         if bounds_checking():
             self._check_last_lane(indices, lanes)
@@ -114,13 +117,14 @@ class TensorValue:
                 builder.broadcast(constant(0, self.dtype).id, lanes, line()), self.dtype))
         return load()
 
-    def store_vector(self, index, vector):
+    def store_vector(self, index, vector, align=None):
         indices = self._vector_indices(index, vector.lanes)
+        align = self._alignment(align, vector.lanes)
         vector = convert(vector, self.dtype)
         builder = current().builder
 
         def store():
-            builder.store(self.pointer, self._offset(indices).id, vector.id, line())
+            builder.store(self.pointer, self._offset(indices).id, vector.id, line(), align)
             return 0
 
         if bounds_checking():
@@ -132,6 +136,17 @@ class TensorValue:
     def _check_last_lane(self, indices, lanes):
         """Reports a vector whose last lane falls outside the tensor."""
         self._checked(indices[:-1] + [indices[-1] + (lanes - 1)], lambda: 0, lambda: 0)
+
+    def _alignment(self, align, lanes):
+        """A vector access's promised alignment in bytes (0: the element's).
+        GPUs move a vector in one access only from an address that is a
+        multiple of its size: less aligned ones go element by element."""
+        if align is None:
+            return 0
+        element = max(1, self.dtype.bits // 8)
+        if isinstance(align, Value) or align < element or align & (align - 1):
+            raise ValueError(f"align= takes a power of two of bytes, at least the element's {element}, not {align!r}")
+        return int(align)
 
     def _vector_indices(self, index, lanes):
         if not 2 <= lanes <= 16:

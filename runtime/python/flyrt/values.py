@@ -49,8 +49,8 @@ class Value:
 
         return reduce(self, op)
 
-    def store(self, tensor, index):
-        tensor.store_vector(index, self)
+    def store(self, tensor, index, align=None):
+        tensor.store_vector(index, self, align)
 
     def __bool__(self):
         raise TypeError(

@@ -42,8 +42,12 @@ class Vector:
     """Constructors of traced vectors (the values are ordinary traced values)."""
 
     @staticmethod
-    def load(tensor, index, lanes):
-        return tensor.load_vector(index, lanes)
+    def load(tensor, index, lanes, align=None):
+        """`lanes` elements of `tensor`'s last dimension from `index`. `align`
+        promises the address is a multiple of that many bytes: on GPUs a
+        vector aligned to its size moves in one wide access, others element
+        by element."""
+        return tensor.load_vector(index, lanes, align)
 
     @staticmethod
     def broadcast(value, lanes, dtype=None):

@@ -207,21 +207,11 @@ void function_lowering::emit_op(const ir::op& o)
         bind(o.results[0], m_b.CreateBitCast(value(o.operands[0]), llvm_type(m_fn.type_of(o.results[0]))));
         break;
     case opcode::load:
-    {
-        const ir::type& t = m_fn.type_of(o.results[0]);
-        llvm::Type* element = llvm_type(t.kind);
-        llvm::LoadInst* load = m_b.CreateLoad(llvm_type(t), address(o, element));
-        load->setAlignment(llvm::Align(std::max(1, ir::bit_width(t.kind) / 8)));
-        bind(o.results[0], load);
+        bind(o.results[0], load(o));
         break;
-    }
     case opcode::store:
-    {
-        llvm::Type* element = llvm_type(kind_of(o.operands[2]));
-        llvm::StoreInst* store = m_b.CreateStore(value(o.operands[2]), address(o, element));
-        store->setAlignment(llvm::Align(std::max(1, ir::bit_width(kind_of(o.operands[2])) / 8)));
+        store(o);
         break;
-    }
     case opcode::extract:
         bind(o.results[0],
              m_b.CreateExtractElement(value(o.operands[0]), static_cast<std::uint64_t>(o.int_value)));
@@ -516,6 +506,62 @@ llvm::Value* function_lowering::cast(ir::value_id operand, const ir::type& resul
         return ir::is_unsigned(from) ? m_b.CreateUIToFP(x, target) : m_b.CreateSIToFP(x, target);
     }
     return m_b.CreateIntCast(x, target, !ir::is_unsigned(from));
+}
+
+unsigned function_lowering::alignment(const ir::op& o, const ir::type& t) const
+{
+    return static_cast<unsigned>(std::max<std::int64_t>(std::max(1, ir::bit_width(t.kind) / 8), o.int_value));
+}
+
+// GPUs load a vector only from an address that is a multiple of its size
+// (LLVM 19's NVPTX backend makes a <16 x i8> load one 16-byte load even at
+// alignment 1): a vector less aligned than that goes element by element.
+bool function_lowering::split_vector_access(const ir::type& t, unsigned align) const
+{
+    return m_target.is_gpu() && t.lanes > 1 && align < t.lanes * std::max(1, ir::bit_width(t.kind) / 8);
+}
+
+llvm::Value* function_lowering::load(const ir::op& o)
+{
+    const ir::type& t = m_fn.type_of(o.results[0]);
+    llvm::Type* element = llvm_type(t.kind);
+    llvm::Value* where = address(o, element);
+    const unsigned align = alignment(o, t);
+    if (split_vector_access(t, align))
+    {
+        llvm::Value* vector = llvm::PoisonValue::get(llvm_type(t));
+        for (unsigned lane = 0; lane < t.lanes; ++lane)
+        {
+            llvm::LoadInst* part =
+                m_b.CreateLoad(element, m_b.CreateConstInBoundsGEP1_64(element, where, lane));
+            part->setAlignment(llvm::Align(std::max(1, ir::bit_width(t.kind) / 8)));
+            vector = m_b.CreateInsertElement(vector, part, lane);
+        }
+        return vector;
+    }
+    llvm::LoadInst* whole = m_b.CreateLoad(llvm_type(t), where);
+    whole->setAlignment(llvm::Align(align));
+    return whole;
+}
+
+void function_lowering::store(const ir::op& o)
+{
+    const ir::type& t = m_fn.type_of(o.operands[2]);
+    llvm::Type* element = llvm_type(t.kind);
+    llvm::Value* where = address(o, element);
+    llvm::Value* stored = value(o.operands[2]);
+    const unsigned align = alignment(o, t);
+    if (split_vector_access(t, align))
+    {
+        for (unsigned lane = 0; lane < t.lanes; ++lane)
+        {
+            llvm::StoreInst* part = m_b.CreateStore(m_b.CreateExtractElement(stored, lane),
+                                                    m_b.CreateConstInBoundsGEP1_64(element, where, lane));
+            part->setAlignment(llvm::Align(std::max(1, ir::bit_width(t.kind) / 8)));
+        }
+        return;
+    }
+    m_b.CreateStore(stored, where)->setAlignment(llvm::Align(align));
 }
 
 llvm::Value* function_lowering::address(const ir::op& o, llvm::Type* element)

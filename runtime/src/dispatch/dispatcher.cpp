@@ -352,10 +352,11 @@ void dispatcher::describe_stream(std::size_t index, PyObject* value, call_state&
             state.slots.push_back(static_cast<std::uint64_t>(held.cast<std::int64_t>()));
             return;
         }
-        PyObject* inner = PyObject_HasAttr(held.ptr(), cuda_stream)
+        // fx.Stream(handle) first, then torch's and cupy's streams
+        PyObject* inner = PyObject_HasAttr(held.ptr(), handle) ? PyObject_GetAttr(held.ptr(), handle)
+                          : PyObject_HasAttr(held.ptr(), cuda_stream)
                               ? PyObject_GetAttr(held.ptr(), cuda_stream)
-                          : PyObject_HasAttr(held.ptr(), handle) ? PyObject_GetAttr(held.ptr(), handle)
-                                                                 : nullptr;
+                              : nullptr;
         if (inner == nullptr)
         {
             break;

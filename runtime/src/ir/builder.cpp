@@ -126,9 +126,10 @@ value_id function_builder::load(value_id ptr, value_id offset, int line)
     return result(o, type{type_of(ptr).pointee});
 }
 
-value_id function_builder::load_vector(value_id ptr, value_id offset, int lanes, int line)
+value_id function_builder::load_vector(value_id ptr, value_id offset, int lanes, int line, int align)
 {
     op& o = append(opcode::load, {ptr, offset}, line);
+    o.int_value = align;
     type t{type_of(ptr).pointee};
     t.lanes = static_cast<std::uint8_t>(lanes);
     return result(o, t);
@@ -163,9 +164,9 @@ value_id function_builder::reduce(arith kind, value_id vector, int line)
     return result(o, type{type_of(vector).kind});
 }
 
-void function_builder::store(value_id ptr, value_id offset, value_id value, int line)
+void function_builder::store(value_id ptr, value_id offset, value_id value, int line, int align)
 {
-    append(opcode::store, {ptr, offset, value}, line);
+    append(opcode::store, {ptr, offset, value}, line).int_value = align;
 }
 
 void function_builder::launch(const std::string& kernel,

@@ -162,6 +162,10 @@ private:
                     m_out << o->int_value;
                 }
             }
+            else if ((o->code == opcode::load || o->code == opcode::store) && o->int_value > 0)
+            {
+                m_out << ".align" << o->int_value;
+            }
             else if (o->code == opcode::shared)
             {
                 m_out << "+" << o->int_value;

@@ -238,7 +238,13 @@ PYBIND11_MODULE(_core, m)
         .def("decode_fp8", &ir::function_builder::decode_fp8)
         .def("bitcast", &ir::function_builder::bitcast)
         .def("load", &ir::function_builder::load)
-        .def("store", &ir::function_builder::store)
+        .def("store",
+             &ir::function_builder::store,
+             py::arg("ptr"),
+             py::arg("offset"),
+             py::arg("value"),
+             py::arg("line"),
+             py::arg("align") = 0)
         .def("launch", &ir::function_builder::launch)
         .def("report", &ir::function_builder::report)
         .def("barrier", &ir::function_builder::barrier)
@@ -246,7 +252,13 @@ PYBIND11_MODULE(_core, m)
         .def("mma", &ir::function_builder::mma)
         .def("shared", &ir::function_builder::shared)
         .def("dynamic_shared", &ir::function_builder::dynamic_shared)
-        .def("load_vector", &ir::function_builder::load_vector)
+        .def("load_vector",
+             &ir::function_builder::load_vector,
+             py::arg("ptr"),
+             py::arg("offset"),
+             py::arg("lanes"),
+             py::arg("line"),
+             py::arg("align") = 0)
         .def("extract", &ir::function_builder::extract)
         .def("insert", &ir::function_builder::insert)
         .def("broadcast", &ir::function_builder::broadcast)
