@@ -36,6 +36,7 @@ LANES = 8
 # The matrix-unit kernel (fx.mma): None runs it on GPUs only, True everywhere
 # (the CPU computes its matrix products exactly: slow, for checking it), False never.
 USE_MMA_KERNEL = None
+MMA_BLOCKS_PER_SM = 16  # its single-warp blocks a multiprocessor holds at once: 128 registers each
 
 
 # -- helpers the kernel calls (module level, as upstream) ------------------------
@@ -56,6 +57,16 @@ def _kv_scale(scales, per_token, block, kv_head, token):
 def _visible(position, context_length, query_length, q_index):
     """Causal rule of multi-token decode: token < context_len + 1 - query_length + qi."""
     return position < context_length + 1 - query_length + q_index
+
+
+def _q_fragment(q_rows, rows, gq, tq, step):
+    """Step `step` of the (scaled) query rows as an A fragment, from shared memory: element i holds row
+    gq + 8 ((i // 2) % 2) and head dimension 64 (step // 4) + 16 tq + 4 (step % 4) + (i % 2) + 2 (i // 4),
+    the order in which this lane's key bytes arrive; rows past `rows` are zeros."""
+    first = 64 * (step // 4) + 16 * tq + 4 * (step % 4)
+    return fx.Vector.from_elements([
+        fx.select(gq + 8 * ((i // 2) % 2) < rows, q_rows[gq + 8 * ((i // 2) % 2), first + (i % 2) + 2 * (i // 4)],
+                  0.0).to(fx.Float16) for i in range(8)])
 
 
 def _mma_kernel_wanted():
@@ -174,31 +185,29 @@ def compile_pa_decode_ps(softmax_scale=None, trans_v=False, needs_mask=True, que
     @flyc.kernel
     def pa_reduce_kernel(partial_out: fx.Tensor, partial_lse: fx.Tensor, partial_ranges: fx.Tensor,
                          out: fx.Tensor, head_size: fx.Constexpr[int]):
-        # one thread per (sequence, query token, q head)
-        index = fx.block_idx.x * fx.block_dim.x + fx.thread_idx.x
+        # a block per (sequence, query token, q head), a thread per head dimension
         q_heads = out.shape[1]
-        if index < out.shape[0] * q_heads:
-            q_row = index // q_heads
-            q_head = index % q_heads
-            seq = q_row // query_length
-            q_index = q_row % query_length
-            kv_head = q_head // group
-            g = q_head % group
-            first = partial_ranges[seq, kv_head, 0]
-            count = partial_ranges[seq, kv_head, 1]
-            peak = float("-inf")
-            for p in range(first, first + count):
-                peak = fx.max(peak, partial_lse[p, q_index, g])
-            weights = 0.0
-            for p in range(first, first + count):
-                weights = weights + fx.exp2(partial_lse[p, q_index, g] - peak)
-            for d in range(head_size):
-                total = 0.0
-                for p in range(first, first + count):
-                    total = total + fx.exp2(partial_lse[p, q_index, g] - peak) * partial_out[p, q_index, g, d]
-                out[q_row, q_head, d] = total / weights
+        q_row = fx.block_idx.x // q_heads
+        q_head = fx.block_idx.x % q_heads
+        d = fx.thread_idx.x
+        seq = q_row // query_length
+        q_index = q_row % query_length
+        kv_head = q_head // group
+        g = q_head % group
+        first = partial_ranges[seq, kv_head, 0]
+        count = partial_ranges[seq, kv_head, 1]
+        peak = float("-inf")
+        for p in range(first, first + count):
+            peak = fx.max(peak, partial_lse[p, q_index, g])
+        weights = 0.0
+        total = 0.0
+        for p in range(first, first + count):
+            weight = fx.exp2(partial_lse[p, q_index, g] - peak)
+            weights = weights + weight
+            total = total + weight * partial_out[p, q_index, g, d]
+        out[q_row, q_head, d] = total / weights
 
-    @flyc.kernel(known_block_size=(32, 1, 1))
+    @flyc.kernel(known_block_size=(32, 1, 1), min_blocks_per_sm=MMA_BLOCKS_PER_SM)
     def pa_decode_mma_kernel(query: fx.Tensor, key_cache: fx.Tensor, value_cache: fx.Tensor,
                              block_tables: fx.Tensor, context_lengths: fx.Tensor, k_scale: fx.Tensor,
                              v_scale: fx.Tensor, work: fx.Tensor, worker_offsets: fx.Tensor,
@@ -220,15 +229,6 @@ def compile_pa_decode_ps(softmax_scale=None, trans_v=False, needs_mask=True, que
             if lane < rows:
                 _load_q_fragments(query, q_rows, lane, seq * query_length + lane // group,
                                   kv_head * group + lane % group, head_size, row_scale)
-            fx.barrier()
-            # Q as A fragments: step s, element i holds row gq + 8 ((i // 2) % 2) and the head
-            # dimension 64 (s // 4) + 16 tq + 4 (s % 4) + (i % 2) + 2 (i // 4), the order in
-            # which this lane's key bytes arrive.
-            q_frags = [fx.Vector.from_elements([
-                fx.select(gq + 8 * ((i // 2) % 2) < rows,
-                          q_rows[gq + 8 * ((i // 2) % 2), 64 * (s // 4) + 16 * tq + 4 * (s % 4) + (i % 2) + 2 * (i // 4)],
-                          0.0).to(fx.Float16) for i in range(8)]) for s in range(steps)]
-            fx.barrier()
             peak_a = peak_b = float("-inf")  # rows gq and gq + 8
             sum_a = sum_b = 0.0  # this lane's share of their softmax denominators
             out_frags = [fx.Vector.zeros(4, fx.Float32) for _ in range(head_size // 8)]
@@ -242,7 +242,7 @@ def compile_pa_decode_ps(softmax_scale=None, trans_v=False, needs_mask=True, que
                     acc = fx.Vector.zeros(4, fx.Float32)
                     for st in fx.range_constexpr(steps):
                         b = fx.Vector.from_elements([keys[st // 4][4 * (st % 4) + i] for i in range(4)])
-                        acc = fx.mma(q_frags[st], b, acc)
+                        acc = fx.mma(_q_fragment(q_rows, rows, gq, tq, st), b, acc)
                     scores.append(acc)
                 # this lane's scores: rows gq (i < 2) and gq + 8, tokens 8 half + 2 tq + i % 2
                 values = []
@@ -313,9 +313,8 @@ def compile_pa_decode_ps(softmax_scale=None, trans_v=False, needs_mask=True, que
             pa_decode_ps_kernel(query, key_cache, value_cache, block_tables, context_lengths, k_scale, v_scale,
                                 work, worker_offsets, partial_out, partial_lse, head_size, block_size).launch(
                 grid=(workers,), block=(rows,))
-        total_rows = out.shape[0] * out.shape[1]
         pa_reduce_kernel(partial_out, partial_lse, partial_ranges, out, head_size).launch(
-            grid=((total_rows + 63) // 64,), block=(64,))
+            grid=(out.shape[0] * out.shape[1],), block=(head_size,))
 
     return {"launch": launch_pa_decode_ps, "kernel": pa_decode_ps_kernel}
 

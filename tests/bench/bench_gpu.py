@@ -30,6 +30,8 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT / "notebooks"), str(ROOT / "tests" / "bench"), str(ROOT / "tests" / "bench" / "gpu"),
                 str(ROOT / "tests" / "gpu")]
 
+import flyrt.compiler as flyc  # noqa: E402
+import flyrt.expr as fx  # noqa: E402
 import kernels.pa_decode_fp8 as pa  # noqa: E402
 from cuda_arrays import cuda, host  # noqa: E402
 from kernels.pa_reference import check, make_case  # noqa: E402
@@ -64,6 +66,16 @@ def raw_launch_us(ptx):
     return float(out.stdout)
 
 
+@flyc.kernel
+def _nothing(n: fx.Int32):
+    pass
+
+
+@flyc.jit(target="cuda")
+def fill_kernel_only(n: fx.Int32):
+    _nothing(n).launch(block=(256,))
+
+
 TRITON_ADD = """
 import triton
 import triton.language as tl
@@ -86,6 +98,8 @@ def launch_overhead():
     flyrt_us = host_per_call(lambda: vector_add(a, b, c, n))
     stream = torch.cuda.current_stream().cuda_stream
     explicit_us = host_per_call(lambda: vector_add(a, b, c, n, stream))
+    no_tensors_us = host_per_call(lambda: fill_kernel_only(n))
+    raw_stream_us = host_per_call(lambda: torch._C._cuda_getCurrentRawStream(0), calls=200_000)
     lowered = vector_add.lower(a, b, c, n, target="cuda")
     raw_us = raw_launch_us(lowered.device_code["vector_add_kernel"])
     triton_add = _module("triton_add", TRITON_ADD).add
@@ -93,6 +107,8 @@ def launch_overhead():
     torch_us = host_per_call(lambda: torch.add(a, b, out=c))
     print("cache-hit launch, vector add of 16 elements (3 tensors + n), host us per call:")
     for name, us in (("flyrt", flyrt_us), ("flyrt, stream passed as an int", explicit_us),
+                     ("flyrt, a launcher of no tensors", no_tensors_us),
+                     ("(torch's current stream, from Python)", raw_stream_us),
                      ("cuLaunchKernel from C++ (same PTX)", raw_us),
                      ("Triton 3.6", triton_us), ("torch.add", torch_us)):
         print(f"  {name:<36} {us:8.2f} us   flyrt / this: {flyrt_us / us:5.2f}x")

@@ -211,6 +211,7 @@ struct function
     std::vector<value_info> values; // indexed by value_id
     region body;
     std::array<std::int32_t, 3> known_block_size{0, 0, 0}; // 0: unknown
+    std::int32_t min_blocks_per_sm = 0;   // GPUs: blocks a multiprocessor should hold at once (0: any)
     std::int64_t static_shared_bytes = 0; // shared memory the kernel declares; `smem=` comes on top
     location loc;
 

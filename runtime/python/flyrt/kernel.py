@@ -15,12 +15,13 @@ from .values import Value, constant, convert
 
 
 class KernelFunction:
-    def __init__(self, fn, known_block_size=None, name=None):
+    def __init__(self, fn, known_block_size=None, name=None, min_blocks_per_sm=0):
         functools.update_wrapper(self, fn)
         self.fn = fn
         self.name = name or fn.__name__
         self.signature = inspect.signature(fn)
         self.known_block_size = _dim3(known_block_size) if known_block_size else (0, 0, 0)
+        self.min_blocks_per_sm = int(min_blocks_per_sm)
 
     def __call__(self, *args, **kwargs):
         if active() is None:
@@ -94,7 +95,8 @@ class PendingLaunch:
                 names.append(pname)
         code = kernel.fn.__code__
         builder = trace.module.add_function(
-            name, "kernel", types, names, code.co_filename, code.co_firstlineno, kernel.known_block_size)
+            name, "kernel", types, names, code.co_filename, code.co_firstlineno, kernel.known_block_size,
+            kernel.min_blocks_per_sm)
         ids = list(builder.parameters)
         args = {}
         for pname, p in zip(self.arguments, params):

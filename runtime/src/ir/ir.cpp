@@ -116,6 +116,10 @@ public:
         {
             m_out << " shared(" << f.static_shared_bytes << ")";
         }
+        if (f.min_blocks_per_sm > 0)
+        {
+            m_out << " min_blocks(" << f.min_blocks_per_sm << ")";
+        }
         if (f.known_block_size[0] > 0)
         {
             m_out << " block(" << f.known_block_size[0] << "," << f.known_block_size[1] << ","

@@ -39,7 +39,8 @@ ir::function_builder& add_function(module_handle& m,
                                    const std::vector<std::string>& names,
                                    const std::string& file,
                                    int line,
-                                   const std::array<std::int32_t, 3>& known_block_size)
+                                   const std::array<std::int32_t, 3>& known_block_size,
+                                   int min_blocks_per_sm)
 {
     if (kind != "host" && kind != "kernel")
     {
@@ -49,6 +50,7 @@ ir::function_builder& add_function(module_handle& m,
     m.builders.push_back(
         std::make_unique<ir::function_builder>(m.module, name, k, types, names, ir::location{file, line}));
     m.builders.back()->fn().known_block_size = known_block_size;
+    m.builders.back()->fn().min_blocks_per_sm = min_blocks_per_sm;
     return *m.builders.back();
 }
 
@@ -284,7 +286,17 @@ PYBIND11_MODULE(_core, m)
                 h->module.name = name;
                 return h;
             }))
-        .def("add_function", &add_function, py::return_value_policy::reference_internal)
+        .def("add_function",
+             &add_function,
+             py::arg("name"),
+             py::arg("kind"),
+             py::arg("types"),
+             py::arg("names"),
+             py::arg("file"),
+             py::arg("line"),
+             py::arg("known_block_size"),
+             py::arg("min_blocks_per_sm") = 0,
+             py::return_value_policy::reference_internal)
         .def("__str__", [](const module_handle& h) { return ir::print(h.module); })
         .def(
             "verify",

@@ -8,6 +8,7 @@
 #include <llvm/IR/Function.h>
 #include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
+#include <llvm/IR/MDBuilder.h>
 
 #include "../device_launch.hpp"
 #include "../inline_math.hpp"
@@ -60,6 +61,11 @@ public:
         if (m_fn.known_block_size[0] > 0)
         {
             annotate_block_size();
+        }
+        if (m_fn.min_blocks_per_sm > 0)
+        {
+            // ptxas then keeps to the registers that many blocks leave each one
+            annotate("minctasm", m_fn.min_blocks_per_sm);
         }
         std::vector<const ir::op*> reports;
         collect_reports(m_fn.body, reports);
@@ -253,11 +259,12 @@ protected:
 
     // e4m3fnuz bytes as f16 from their e4m3fn reading halved: right but for
     // 0x80 (NaN) and 0x7F / 0xFF (+-240). Words holding none of those (a
-    // test of four bytes at once) keep the fast result; others, rare, take
-    // the exact integer decode.
+    // test of four bytes at once) keep that result; others, rare, have
+    // those lanes replaced.
     llvm::Value* fnuz_from_fn(llvm::Value* bytes, llvm::Value* halves)
     {
-        const unsigned lanes = llvm::cast<llvm::FixedVectorType>(bytes->getType())->getNumElements();
+        auto* byte_type = llvm::cast<llvm::FixedVectorType>(bytes->getType());
+        const unsigned lanes = byte_type->getNumElements();
         llvm::Value* special = nullptr;
         if (lanes % 4 == 0)
         {
@@ -275,24 +282,50 @@ protected:
         }
         else
         {
-            llvm::Value* low = m_b.CreateAnd(bytes, 0x7F);
-            special = m_b.CreateOrReduce(
-                m_b.CreateOr(m_b.CreateICmpEQ(low, llvm::ConstantInt::get(bytes->getType(), 0x7F)),
-                             m_b.CreateICmpEQ(bytes, llvm::ConstantInt::get(bytes->getType(), 0x80))));
+            special = m_b.getTrue();
         }
         llvm::BasicBlock* fast = m_b.GetInsertBlock();
         auto* slow = llvm::BasicBlock::Create(m_ctx, "fp8.special", m_llvm_fn);
         auto* done = llvm::BasicBlock::Create(m_ctx, "fp8.done", m_llvm_fn);
-        m_b.CreateCondBr(special, slow, done);
+        // Unlikely: kept a branch, not made selects that every word would pay for.
+        m_b.CreateCondBr(special, slow, done, llvm::MDBuilder(m_ctx).createBranchWeights(1, 1 << 20));
         m_b.SetInsertPoint(slow);
-        llvm::Value* exact =
-            function_lowering::decode_fp8(bytes, ir::fp8_format::e4m3fnuz, halves->getType());
+        llvm::Type* type = halves->getType();
+        llvm::Value* patched = m_b.CreateCall(fnuz_patch(byte_type, type), {bytes, halves});
         m_b.CreateBr(done);
         m_b.SetInsertPoint(done);
-        llvm::PHINode* result = m_b.CreatePHI(halves->getType(), 2);
+        llvm::PHINode* result = m_b.CreatePHI(type, 2);
         result->addIncoming(halves, fast);
-        result->addIncoming(exact, slow);
+        result->addIncoming(patched, slow);
         return result;
+    }
+
+    // The rare path of fnuz_from_fn as a function of its own, out of line, so
+    // that its registers do not count against the kernel's.
+    llvm::Function* fnuz_patch(llvm::FixedVectorType* byte_type, llvm::Type* type)
+    {
+        const std::string name = "flyrt_fnuz_special_" + std::to_string(byte_type->getNumElements());
+        if (llvm::Function* known = m_out.getFunction(name))
+        {
+            return known;
+        }
+        auto* patch = llvm::Function::Create(llvm::FunctionType::get(type, {byte_type, type}, false),
+                                             llvm::GlobalValue::InternalLinkage,
+                                             name,
+                                             m_out);
+        patch->addFnAttr(llvm::Attribute::NoInline);
+        patch->addFnAttr(llvm::Attribute::Cold);
+        llvm::IRBuilder<> b(llvm::BasicBlock::Create(m_ctx, "entry", patch));
+        llvm::Value* bytes = patch->getArg(0);
+        auto byte = [&](std::uint64_t v) { return llvm::ConstantInt::get(byte_type, v); };
+        llvm::Value* largest = b.CreateICmpEQ(b.CreateAnd(bytes, byte(0x7F)), byte(0x7F));
+        llvm::Value* top = b.CreateSelect(b.CreateICmpUGE(bytes, byte(0x80)),
+                                          llvm::ConstantFP::get(type, -240.0),
+                                          llvm::ConstantFP::get(type, 240.0));
+        llvm::Value* patched = b.CreateSelect(largest, top, patch->getArg(1));
+        b.CreateRet(
+            b.CreateSelect(b.CreateICmpEQ(bytes, byte(0x80)), llvm::ConstantFP::getNaN(type), patched));
+        return patch;
     }
 
     llvm::Value* math(arith kind, llvm::Value* x, scalar s) override
@@ -425,15 +458,19 @@ private:
 
     void annotate_block_size()
     {
-        llvm::NamedMDNode* annotations = m_out.getOrInsertNamedMetadata("nvvm.annotations");
         const char* names[3] = {"reqntidx", "reqntidy", "reqntidz"};
         for (int d = 0; d < 3; ++d)
         {
-            llvm::Metadata* entry[] = {llvm::ValueAsMetadata::get(m_llvm_fn),
-                                       llvm::MDString::get(m_ctx, names[d]),
-                                       llvm::ConstantAsMetadata::get(m_b.getInt32(m_fn.known_block_size[d]))};
-            annotations->addOperand(llvm::MDNode::get(m_ctx, entry));
+            annotate(names[d], m_fn.known_block_size[d]);
         }
+    }
+
+    void annotate(const char* name, std::int32_t value)
+    {
+        llvm::Metadata* entry[] = {llvm::ValueAsMetadata::get(m_llvm_fn),
+                                   llvm::MDString::get(m_ctx, name),
+                                   llvm::ConstantAsMetadata::get(m_b.getInt32(value))};
+        m_out.getOrInsertNamedMetadata("nvvm.annotations")->addOperand(llvm::MDNode::get(m_ctx, entry));
     }
 
     std::unordered_map<const ir::op*, std::int32_t> m_report_index;
