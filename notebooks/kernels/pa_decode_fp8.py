@@ -33,10 +33,13 @@ from flyrt import fp8
 
 LOG2E = 1.4426950408889634
 LANES = 8
+REDUCE_STEP = 4  # partial results the reduce kernel combines per step
 # The matrix-unit kernel (fx.mma): None runs it on GPUs only, True everywhere
 # (the CPU computes its matrix products exactly: slow, for checking it), False never.
 USE_MMA_KERNEL = None
-MMA_BLOCKS_PER_SM = 16  # its single-warp blocks a multiprocessor holds at once: 128 registers each
+# its single-warp blocks a multiprocessor holds at once: 128 registers each (e4m3fnuz, whose rare
+# special codes take a branch, 168)
+MMA_BLOCKS_PER_SM = {"e4m3fn": 16, "e4m3fnuz": 12}
 
 
 # -- helpers the kernel calls (module level, as upstream) ------------------------
@@ -195,19 +198,30 @@ def compile_pa_decode_ps(softmax_scale=None, trans_v=False, needs_mask=True, que
         kv_head = q_head // group
         g = q_head % group
         first = partial_ranges[seq, kv_head, 0]
-        count = partial_ranges[seq, kv_head, 1]
+        end = first + partial_ranges[seq, kv_head, 1]
+        # one pass, online, REDUCE_STEP partials at a time (their loads in flight together)
         peak = float("-inf")
-        for p in range(first, first + count):
-            peak = fx.max(peak, partial_lse[p, q_index, g])
         weights = 0.0
         total = 0.0
-        for p in range(first, first + count):
-            weight = fx.exp2(partial_lse[p, q_index, g] - peak)
-            weights = weights + weight
-            total = total + weight * partial_out[p, q_index, g, d]
+        for p in range(first, end, REDUCE_STEP):
+            slots = [fx.min(p + k, end - 1) for k in range(REDUCE_STEP)]
+            lse = [fx.select(p + k < end, partial_lse[slots[k], q_index, g], float("-inf")) for k in range(REDUCE_STEP)]
+            parts = [partial_out[slots[k], q_index, g, d] for k in range(REDUCE_STEP)]
+            new_peak = peak
+            for k in fx.range_constexpr(REDUCE_STEP):
+                new_peak = fx.max(new_peak, lse[k])
+            base = fx.select(new_peak == float("-inf"), 0.0, new_peak)  # no visible token yet
+            rescale = fx.exp2(peak - base)
+            weights = weights * rescale
+            total = total * rescale
+            for k in fx.range_constexpr(REDUCE_STEP):
+                weight = fx.exp2(lse[k] - base)
+                weights = weights + weight
+                total = total + weight * parts[k]
+            peak = new_peak
         out[q_row, q_head, d] = total / weights
 
-    @flyc.kernel(known_block_size=(32, 1, 1), min_blocks_per_sm=MMA_BLOCKS_PER_SM)
+    @flyc.kernel(known_block_size=(32, 1, 1), min_blocks_per_sm=MMA_BLOCKS_PER_SM[fp8_format])
     def pa_decode_mma_kernel(query: fx.Tensor, key_cache: fx.Tensor, value_cache: fx.Tensor,
                              block_tables: fx.Tensor, context_lengths: fx.Tensor, k_scale: fx.Tensor,
                              v_scale: fx.Tensor, work: fx.Tensor, worker_offsets: fx.Tensor,

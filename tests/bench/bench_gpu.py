@@ -237,7 +237,7 @@ def pa_decode(copy):
             ok, max_diff, _ = check(host(out.float()), reference)
             assert ok, f"PA decode is wrong on the GPU: {label}: max diff {max_diff}"
             rows = []
-            for pages_per_work in (None, 4, 8, 16):
+            for pages_per_work in (None, 2, 4, 8, 16, 32):
                 runs = [pa.pa_decode_ps_prepare(**c, pages_per_work=pages_per_work)[0] for c in cases]
                 rows.append((graph_time(runs), f"flyrt, pages/work {pages_per_work or 'auto'}"))
             if fmt == "e4m3fn" and not per_token:
@@ -306,13 +306,28 @@ def helper_edit():
         pa.pa_decode_ps_launch(**case)
         torch.cuda.synchronize()
         samples.append((time.perf_counter() - begin) * 1e3)
+    compile_ms = statistics.median(r.milliseconds for r in flyc.compile_log()[-3:])
+    # the same recompile without loading: tracing and LLVM to PTX, the rest is the driver's PTX compiler
+    run, _ = pa.pa_decode_ps_prepare(**case)
+    launcher, args = run.func, run.args
+    lowered = []
+    for factor in (5.0, 6.0, 7.0):
+        def changed(query, q_rows, row, q_token, q_head, head_size, scale, factor=factor):
+            return original(query, q_rows, row, q_token, q_head, head_size, scale * factor)
+
+        pa._load_q_fragments = changed
+        begin = time.perf_counter()
+        launcher.lower(*args, target="cuda")
+        lowered.append((time.perf_counter() - begin) * 1e3)
     pa._load_q_fragments = original
     begin = time.perf_counter()
     pa.pa_decode_ps_launch(**case)
     torch.cuda.synchronize()
     back = (time.perf_counter() - begin) * 1e3
     print(f"\nhelper edit -> PA decode's recompiled first result: median {statistics.median(samples):.0f} ms "
-          f"(of {', '.join(f'{s:.0f}' for s in samples)}); back to the original: {back:.1f} ms (reused)")
+          f"(of {', '.join(f'{s:.0f}' for s in samples)}); in the compile log {compile_ms:.0f} ms, of which "
+          f"tracing + LLVM to PTX {statistics.median(lowered):.0f} ms (the rest: the driver compiling the PTX, "
+          f"loading); back to the original: {back:.1f} ms (reused)")
 
 
 def _module(name, source):

@@ -291,41 +291,20 @@ protected:
         m_b.CreateCondBr(special, slow, done, llvm::MDBuilder(m_ctx).createBranchWeights(1, 1 << 20));
         m_b.SetInsertPoint(slow);
         llvm::Type* type = halves->getType();
-        llvm::Value* patched = m_b.CreateCall(fnuz_patch(byte_type, type), {bytes, halves});
+        auto byte = [&](std::uint64_t v) { return llvm::ConstantInt::get(byte_type, v); };
+        llvm::Value* largest = m_b.CreateICmpEQ(m_b.CreateAnd(bytes, byte(0x7F)), byte(0x7F));
+        llvm::Value* top = m_b.CreateSelect(m_b.CreateICmpUGE(bytes, byte(0x80)),
+                                            llvm::ConstantFP::get(type, -240.0),
+                                            llvm::ConstantFP::get(type, 240.0));
+        llvm::Value* patched = m_b.CreateSelect(largest, top, halves);
+        patched =
+            m_b.CreateSelect(m_b.CreateICmpEQ(bytes, byte(0x80)), llvm::ConstantFP::getNaN(type), patched);
         m_b.CreateBr(done);
         m_b.SetInsertPoint(done);
         llvm::PHINode* result = m_b.CreatePHI(type, 2);
         result->addIncoming(halves, fast);
         result->addIncoming(patched, slow);
         return result;
-    }
-
-    // The rare path of fnuz_from_fn as a function of its own, out of line, so
-    // that its registers do not count against the kernel's.
-    llvm::Function* fnuz_patch(llvm::FixedVectorType* byte_type, llvm::Type* type)
-    {
-        const std::string name = "flyrt_fnuz_special_" + std::to_string(byte_type->getNumElements());
-        if (llvm::Function* known = m_out.getFunction(name))
-        {
-            return known;
-        }
-        auto* patch = llvm::Function::Create(llvm::FunctionType::get(type, {byte_type, type}, false),
-                                             llvm::GlobalValue::InternalLinkage,
-                                             name,
-                                             m_out);
-        patch->addFnAttr(llvm::Attribute::NoInline);
-        patch->addFnAttr(llvm::Attribute::Cold);
-        llvm::IRBuilder<> b(llvm::BasicBlock::Create(m_ctx, "entry", patch));
-        llvm::Value* bytes = patch->getArg(0);
-        auto byte = [&](std::uint64_t v) { return llvm::ConstantInt::get(byte_type, v); };
-        llvm::Value* largest = b.CreateICmpEQ(b.CreateAnd(bytes, byte(0x7F)), byte(0x7F));
-        llvm::Value* top = b.CreateSelect(b.CreateICmpUGE(bytes, byte(0x80)),
-                                          llvm::ConstantFP::get(type, -240.0),
-                                          llvm::ConstantFP::get(type, 240.0));
-        llvm::Value* patched = b.CreateSelect(largest, top, patch->getArg(1));
-        b.CreateRet(
-            b.CreateSelect(b.CreateICmpEQ(bytes, byte(0x80)), llvm::ConstantFP::getNaN(type), patched));
-        return patch;
     }
 
     llvm::Value* math(arith kind, llvm::Value* x, scalar s) override
