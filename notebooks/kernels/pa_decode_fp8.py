@@ -296,14 +296,14 @@ def compile_pa_decode_ps(softmax_scale=None, trans_v=False, needs_mask=True, que
             total_b = _group_sum(sum_b)
             slot = work[item, 4]
             v_factor = 1.0 if fx.const_expr(per_token_kv) else v_scale[0]
-            for j in fx.range_constexpr(head_size // 8):
-                for i in fx.range_constexpr(4):
-                    row = gq + 8 * (i // 2)
-                    total = total_a if i < 2 else total_b
-                    if row < rows:
-                        d = (head_size // 8) * (2 * tq + i % 2) + j
-                        partial_out[slot, row // group, row % group, d] = out_frags[j][i] * fx.select(
-                            total > 0.0, v_factor / total, 0.0)
+            for i in fx.range_constexpr(4):
+                row = gq + 8 * (i // 2)
+                total = total_a if i < 2 else total_b
+                factor = fx.select(total > 0.0, v_factor / total, 0.0)
+                if row < rows:
+                    # the lane's head dimensions (head_size / 8) (2 tq + i % 2) on are consecutive: one wide store
+                    (fx.Vector.from_elements([out_frags[j][i] for j in range(head_size // 8)]) * factor).store(
+                        partial_out, (slot, row // group, row % group, (head_size // 8) * (2 * tq + i % 2)), align=16)
             if tq == 0:
                 if gq < rows:
                     partial_lse[slot, gq // group, gq % group] = peak_a + fx.log2(total_a)

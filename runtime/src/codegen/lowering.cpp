@@ -513,12 +513,18 @@ unsigned function_lowering::alignment(const ir::op& o, const ir::type& t) const
     return static_cast<unsigned>(std::max<std::int64_t>(std::max(1, ir::bit_width(t.kind) / 8), o.int_value));
 }
 
-// GPUs load a vector only from an address that is a multiple of its size
-// (LLVM 19's NVPTX backend makes a <16 x i8> load one 16-byte load even at
-// alignment 1): a vector less aligned than that goes element by element.
-bool function_lowering::split_vector_access(const ir::type& t, unsigned align) const
+// GPUs move a vector only to or from an address that is a multiple of its
+// size (LLVM 19's NVPTX backend makes a <16 x i8> load one 16-byte load even
+// at alignment 1): a vector less aligned than that goes in pieces of the
+// alignment it has.
+unsigned function_lowering::piece_lanes(const ir::type& t, unsigned align) const
 {
-    return m_target.is_gpu() && t.lanes > 1 && align < t.lanes * std::max(1, ir::bit_width(t.kind) / 8);
+    const unsigned element = static_cast<unsigned>(std::max(1, ir::bit_width(t.kind) / 8));
+    if (!m_target.is_gpu() || t.lanes <= 1 || align >= t.lanes * element)
+    {
+        return t.lanes;
+    }
+    return std::max(1u, align / element);
 }
 
 llvm::Value* function_lowering::load(const ir::op& o)
@@ -527,21 +533,27 @@ llvm::Value* function_lowering::load(const ir::op& o)
     llvm::Type* element = llvm_type(t.kind);
     llvm::Value* where = address(o, element);
     const unsigned align = alignment(o, t);
-    if (split_vector_access(t, align))
+    const unsigned piece = piece_lanes(t, align);
+    if (piece == t.lanes)
     {
-        llvm::Value* vector = llvm::PoisonValue::get(llvm_type(t));
-        for (unsigned lane = 0; lane < t.lanes; ++lane)
-        {
-            llvm::LoadInst* part =
-                m_b.CreateLoad(element, m_b.CreateConstInBoundsGEP1_64(element, where, lane));
-            part->setAlignment(llvm::Align(std::max(1, ir::bit_width(t.kind) / 8)));
-            vector = m_b.CreateInsertElement(vector, part, lane);
-        }
-        return vector;
+        llvm::LoadInst* whole = m_b.CreateLoad(llvm_type(t), where);
+        whole->setAlignment(llvm::Align(align));
+        return whole;
     }
-    llvm::LoadInst* whole = m_b.CreateLoad(llvm_type(t), where);
-    whole->setAlignment(llvm::Align(align));
-    return whole;
+    llvm::Type* piece_type = piece > 1 ? llvm::FixedVectorType::get(element, piece) : element;
+    llvm::Value* vector = llvm::PoisonValue::get(llvm_type(t));
+    for (unsigned first = 0; first < t.lanes; first += piece)
+    {
+        llvm::LoadInst* part =
+            m_b.CreateLoad(piece_type, m_b.CreateConstInBoundsGEP1_64(element, where, first));
+        part->setAlignment(llvm::Align(align));
+        for (unsigned lane = 0; lane < piece; ++lane)
+        {
+            llvm::Value* value = piece > 1 ? m_b.CreateExtractElement(part, lane) : part;
+            vector = m_b.CreateInsertElement(vector, value, first + lane);
+        }
+    }
+    return vector;
 }
 
 void function_lowering::store(const ir::op& o)
@@ -551,17 +563,31 @@ void function_lowering::store(const ir::op& o)
     llvm::Value* where = address(o, element);
     llvm::Value* stored = value(o.operands[2]);
     const unsigned align = alignment(o, t);
-    if (split_vector_access(t, align))
+    const unsigned piece = piece_lanes(t, align);
+    if (piece == t.lanes)
     {
-        for (unsigned lane = 0; lane < t.lanes; ++lane)
-        {
-            llvm::StoreInst* part = m_b.CreateStore(m_b.CreateExtractElement(stored, lane),
-                                                    m_b.CreateConstInBoundsGEP1_64(element, where, lane));
-            part->setAlignment(llvm::Align(std::max(1, ir::bit_width(t.kind) / 8)));
-        }
+        m_b.CreateStore(stored, where)->setAlignment(llvm::Align(align));
         return;
     }
-    m_b.CreateStore(stored, where)->setAlignment(llvm::Align(align));
+    for (unsigned first = 0; first < t.lanes; first += piece)
+    {
+        llvm::Value* part = nullptr;
+        if (piece > 1)
+        {
+            std::vector<int> lanes;
+            for (unsigned lane = 0; lane < piece; ++lane)
+            {
+                lanes.push_back(static_cast<int>(first + lane));
+            }
+            part = m_b.CreateShuffleVector(stored, lanes);
+        }
+        else
+        {
+            part = m_b.CreateExtractElement(stored, first);
+        }
+        m_b.CreateStore(part, m_b.CreateConstInBoundsGEP1_64(element, where, first))
+            ->setAlignment(llvm::Align(align));
+    }
 }
 
 llvm::Value* function_lowering::address(const ir::op& o, llvm::Type* element)

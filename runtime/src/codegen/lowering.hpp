@@ -86,7 +86,7 @@ private:
     llvm::Value* cast(ir::value_id operand, const ir::type& result);
     llvm::Value* address(const ir::op& o, llvm::Type* element);
     unsigned alignment(const ir::op& o, const ir::type& t) const;
-    bool split_vector_access(const ir::type& t, unsigned align) const;
+    unsigned piece_lanes(const ir::type& t, unsigned align) const;
     llvm::Value* load(const ir::op& o);
     void store(const ir::op& o);
     void emit_if(const ir::op& o);
