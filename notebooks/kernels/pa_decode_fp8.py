@@ -282,12 +282,14 @@ def compile_pa_decode_ps(softmax_scale=None, trans_v=False, needs_mask=True, que
                 sum_b = sum_b * rescale_b + weights[2] + weights[3] + weights[6] + weights[7]
                 peak_a, peak_b = new_a, new_b
                 if fx.const_expr(per_token_kv):
-                    weights = [w * v_scale[block, kv_head, 8 * (k // 4) + 2 * tq + k % 2] for k, w in enumerate(weights)]
-                # the weights as an A fragment (16 rows x 16 tokens): element i is weights[...]
+                    weights = [w * v_scale[block, kv_head, 8 * (k // 4) + 2 * tq + k % 2]
+                               for k, w in enumerate(weights)]
+                # the weights as an A fragment (16 rows x 16 tokens)
                 p_frag = fx.Vector.from_elements([weights[4 * (i // 4) + (i % 2) + 2 * ((i // 2) % 2)].to(fx.Float16)
                                                   for i in range(8)])
                 # V rows of tokens 2 tq + r % 2 + 8 (r // 2), head dimensions (head_size / 8) gq on
-                v_rows = [fx.Vector.load(value_cache, (block, kv_head, 2 * tq + r % 2 + 8 * (r // 2), (head_size // 8) * gq),
+                v_rows = [fx.Vector.load(value_cache, (block, kv_head, 2 * tq + r % 2 + 8 * (r // 2),
+                                                       (head_size // 8) * gq),
                                          head_size // 8, align=head_size // 8).to(fx.Float16) for r in range(4)]
                 rescale = fx.Vector.from_elements([rescale_a, rescale_a, rescale_b, rescale_b])
                 out_frags = [fx.mma(p_frag, fx.Vector.from_elements([v_rows[r][j] for r in range(4)]), o * rescale)
@@ -376,8 +378,7 @@ def pa_decode_ps_prepare(query, key_cache, value_cache, block_tables, context_le
     """What a decode step needs besides its inputs' contents (the work list,
     the partial buffers, the launcher), built once for a batch's layout:
     returns (run, out), run() computing into out. Workers: 8 on the CPU;
-    on a GPU 16 single-warp blocks per multiprocessor, each page range at
-    least 4 pages long."""
+    on a GPU 16 single-warp blocks per multiprocessor."""
     _, num_q_heads, head_size = query.shape
     _, num_kv_heads, block_size = key_cache.shape[:3]
     if num_q_heads % num_kv_heads:
@@ -395,8 +396,11 @@ def pa_decode_ps_prepare(query, key_cache, value_cache, block_tables, context_le
         import torch
 
         workers = workers or 16 * torch.cuda.get_device_properties(query.device).multi_processor_count
-        pages = int(((lengths + block_size - 1) // block_size).sum()) * num_kv_heads
-        pages_per_work = pages_per_work or max(4, -(-pages // workers))
+        per_context = (lengths + block_size - 1) // block_size
+        pages = int(per_context.sum()) * num_kv_heads
+        # about 4 work items per worker, at most 128 partials per context (the reduce reads them all),
+        # 4 to 32 pages each: the best of 2 to 32 for each of the benchmark's shapes on an H200
+        pages_per_work = pages_per_work or min(32, max(4, pages // (4 * workers), int(per_context.max()) // 128))
     work, offsets, ranges = build_work_list(lengths, num_kv_heads, block_size, workers or 8, pages_per_work)
     partial_out = on(np.zeros((len(work), query_length, group, head_size), np.float32))
     partial_lse = on(np.zeros((len(work), query_length, group), np.float32))

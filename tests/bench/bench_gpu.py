@@ -141,8 +141,9 @@ def first_compile():
     for name, (library, body) in bodies.items():
         samples = []
         for _ in range(3):
+            path = os.pathsep.join([str(work), str(ROOT / "notebooks"), os.environ.get("PYTHONPATH", "")])
             env = dict(os.environ, TRITON_CACHE_DIR=tempfile.mkdtemp(), FLYDSL_RUNTIME_ENABLE_CACHE="0",
-                       PYTHONPATH=os.pathsep.join([str(work), str(ROOT / "notebooks"), os.environ.get("PYTHONPATH", "")]))
+                       PYTHONPATH=path)
             script = FIRST_CALL.format(library=library, path=str(work), body=body)
             out = subprocess.run([sys.executable, "-c", script], env=env, check=True, capture_output=True, text=True)
             samples.append(float(out.stdout.strip().splitlines()[-1]))

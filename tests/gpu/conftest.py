@@ -26,6 +26,8 @@ def _why_not():
 REASON = _why_not()
 if REASON is not None:
     collect_ignore_glob = ["test_*.py"]
+else:
+    from test_invalidation import make_module  # noqa: F401  (its fixture, for test_cuda_invalidation)
 
 
 def pytest_report_header(config):

@@ -6,7 +6,7 @@ GPU artifacts of one launcher live side by side."""
 import torch
 
 from flyrt import _core
-from test_invalidation import TWO_KERNELS, compiles, elementwise, make_module  # noqa: F401  (a fixture)
+from test_invalidation import TWO_KERNELS, compiles, elementwise, helper_redefined_later
 
 
 def run_cuda(launcher, n=8):
@@ -17,12 +17,7 @@ def run_cuda(launcher, n=8):
 
 
 def test_helper_edit_on_the_gpu(make_module):
-    mod = make_module(elementwise("helper(x[i])", "def helper(v):\n    return v + 1.0\n"))
-    assert run_cuda(mod.launch)[3] == 4.0
-    exec("def helper(v):\n    return v * 10.0\n", mod.__dict__)
-    assert run_cuda(mod.launch)[3] == 30.0
-    assert compiles(mod.launch) == 2
-    assert "helper" in " ".join(mod.launch.last_reasons)
+    helper_redefined_later(make_module, run_cuda)
 
 
 def test_back_to_a_known_version_reuses_its_loaded_module(make_module):

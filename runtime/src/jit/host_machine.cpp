@@ -3,7 +3,6 @@
 #include <memory>
 #include <mutex>
 #include <stdexcept>
-#include <unordered_map>
 
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/IR/Module.h>
@@ -12,6 +11,7 @@
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/TargetParser/SubtargetFeature.h>
 
+#include "machine_cache.hpp"
 #include "module_split.hpp"
 #include "optimizer.hpp"
 #include "part_memo.hpp"
@@ -49,25 +49,11 @@ struct host_machine
     }
 };
 
-host_machine& machine_for(const target& cpu)
-{
-    static std::mutex mutex;
-    static std::unordered_map<std::string, std::unique_ptr<host_machine>> machines;
-    std::lock_guard<std::mutex> lock(mutex);
-    auto& slot = machines[cpu.id()];
-    if (!slot)
-    {
-        slot = std::make_unique<host_machine>(cpu);
-    }
-    return *slot;
-}
-
-
 } // namespace
 
 std::vector<std::string> compile_host(llvm::Module& module, const target& cpu, std::string* llvm_ir_out)
 {
-    host_machine& host = machine_for(cpu);
+    host_machine& host = machine_for<host_machine>(cpu);
     std::lock_guard<std::mutex> lock(host.mutex);
     module.setDataLayout(host.machine->createDataLayout());
     module.setTargetTriple(host.machine->getTargetTriple().str());

@@ -4,7 +4,6 @@
 #include <mutex>
 #include <optional>
 #include <stdexcept>
-#include <unordered_map>
 
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/Instructions.h>
@@ -17,6 +16,7 @@
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/Target/TargetOptions.h>
 
+#include "machine_cache.hpp"
 #include "optimizer.hpp"
 #include "part_memo.hpp"
 
@@ -68,19 +68,6 @@ struct nvptx_machine
         }
     }
 };
-
-nvptx_machine& machine_for(const target& gpu)
-{
-    static std::mutex mutex;
-    static std::unordered_map<std::string, std::unique_ptr<nvptx_machine>> machines;
-    std::lock_guard<std::mutex> lock(mutex);
-    auto& slot = machines[gpu.id()];
-    if (!slot)
-    {
-        slot = std::make_unique<nvptx_machine>(gpu);
-    }
-    return *slot;
-}
 
 std::string libdevice_path()
 {
@@ -174,7 +161,6 @@ std::optional<std::string> unlowerable_call(const llvm::Module& module)
     return std::nullopt;
 }
 
-
 } // namespace
 
 void set_libdevice_path(const std::string& path)
@@ -185,7 +171,7 @@ void set_libdevice_path(const std::string& path)
 
 std::string compile_ptx(llvm::Module& kernel, const target& gpu, std::string* llvm_ir_out)
 {
-    nvptx_machine& nvptx = machine_for(gpu);
+    nvptx_machine& nvptx = machine_for<nvptx_machine>(gpu);
     std::lock_guard<std::mutex> lock(nvptx.mutex);
     kernel.setDataLayout(nvptx.machine->createDataLayout());
     kernel.setTargetTriple(gpu.triple);

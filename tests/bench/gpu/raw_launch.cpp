@@ -55,7 +55,8 @@ int main(int argc, char** argv)
         CHECK(cuMemAlloc(&buffer, n * sizeof(float)));
     }
     std::int32_t shape = n, stride = 1, count = n;
-    void* arguments[] = {&buffers[0], &shape, &stride, &buffers[1], &shape, &stride, &buffers[2], &shape, &stride, &count};
+    void* arguments[] = {
+        &buffers[0], &shape, &stride, &buffers[1], &shape, &stride, &buffers[2], &shape, &stride, &count};
     std::vector<double> per_call;
     for (int run = 0; run < 6; ++run)
     {
