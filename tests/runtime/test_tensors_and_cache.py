@@ -118,3 +118,33 @@ def test_annotated_scalar_parameters():
     scalars(out, 3, False, 1, 2)  # Python ints convert to the annotated types
     assert out.tolist() == [4, 0, 2, 2]
     assert scalars.cache_info().compiles == 1
+
+
+def test_shapes_past_int32_index_in_64_bits():
+    """A broadcast view of 2**31 + 8 elements: its shape does not fit in Int32, so the launcher is
+    specialized on 64-bit indexing for it; indices past 2**31 neither wrap nor read wrong."""
+    import flyrt.compiler as flyc
+    import flyrt.expr as fx
+
+    @flyc.kernel
+    def _tail(x: fx.Tensor, out: fx.Tensor):
+        t = fx.thread_idx.x
+        i = x.shape[0] - 8 + t
+        out[t, 0] = i.to(fx.Float64)
+        out[t, 1] = x[i, 1].to(fx.Float64)
+
+    @flyc.jit
+    def tail(x: fx.Tensor, out: fx.Tensor):
+        _tail(x, out).launch(block=(8,))
+
+    base = np.arange(3, dtype=np.float32)
+    huge = np.lib.stride_tricks.as_strided(base, shape=(2**31 + 8, 3), strides=(0, 4))
+    out = np.zeros((8, 2))
+    tail(huge, out)
+    np.testing.assert_array_equal(out[:, 0], 2**31 + np.arange(8))
+    np.testing.assert_array_equal(out[:, 1], 1.0)
+    assert "64-bit indices" in flyc.compile_log()[-1].specialization
+    small = np.zeros((8, 2))
+    tail(np.arange(48, dtype=np.float32).reshape(16, 3), small)
+    np.testing.assert_array_equal(small[:, 0], np.arange(8, 16))
+    np.testing.assert_array_equal(small[:, 1], np.arange(8, 16) * 3 + 1)
