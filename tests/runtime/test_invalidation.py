@@ -3,6 +3,7 @@ scenario checks that fresh code ran (the values) and that nothing needless
 compiled (the counts)."""
 
 import importlib
+import types
 import itertools
 import textwrap
 
@@ -403,3 +404,105 @@ def test_lru_cache_factory_reading_a_module_constant(make_module):
     notices = invalidation.sweep()
     assert any("'OFFSET', read by compile factory build" in " ".join(r) for _, r in notices)
     assert run(mod.build())[0] == 10.0
+
+
+# -- reads through objects ------------------------------------------------------------
+
+
+CONFIG = """
+class Config:
+    def __init__(self):
+        self.scale = 2.0
+        self.other = 0
+
+cfg = Config()
+"""
+
+
+def test_an_instance_attribute_changed_and_an_unrelated_one(make_module):
+    mod = make_module(elementwise("x[i] * cfg.scale", CONFIG))
+    assert run(mod.launch)[3] == 6.0
+    mod.cfg.other = 1  # the same object, not a dependency: re-checked, not recompiled
+    assert run(mod.launch)[3] == 6.0
+    assert compiles(mod.launch) == 1
+    mod.cfg.scale = 3.0
+    assert run(mod.launch)[3] == 9.0
+    assert compiles(mod.launch) == 2
+    assert mod.launch.last_reasons == ["cfg.scale changed from 2.0 to 3.0"]
+
+
+def test_a_class_attribute_through_an_instance_then_shadowed_on_it(make_module):
+    mod = make_module(elementwise("x[i] * k.scale", "class K:\n    scale = 2.0\n\nk = K()\n"))
+    assert run(mod.launch)[3] == 6.0
+    mod.K.scale = 6.0
+    assert run(mod.launch)[3] == 18.0
+    assert "K.scale changed from 2.0 to 6.0" in mod.launch.last_reasons
+    mod.k.scale = 7.0  # the instance's own now hides the class's
+    assert run(mod.launch)[3] == 21.0
+    assert "k.scale is now set on the object, over its class's" in mod.launch.last_reasons
+    assert compiles(mod.launch) == 3
+
+
+METHODS = """
+class Ops:
+    def scale(self, v):
+        return v * 2.0
+
+ops = Ops()
+"""
+
+
+def test_a_method_patched_on_the_class_shadowed_on_the_instance_and_redefined_identically(make_module):
+    mod = make_module(elementwise("ops.scale(x[i])", METHODS))
+    assert run(mod.launch)[3] == 6.0
+    namespace = {}
+    exec("def scale(self, v):\n    return v * 2.0\n", namespace)
+    mod.Ops.scale = namespace["scale"]  # identical code: nothing to recompile
+    assert run(mod.launch)[3] == 6.0
+    assert compiles(mod.launch) == 1
+    mod.Ops.scale = lambda self, v: v * 3.0
+    assert run(mod.launch)[3] == 9.0
+    assert "Ops.scale now refers to a different function" in mod.launch.last_reasons
+    mod.ops.scale = lambda v: v * 4.0
+    assert run(mod.launch)[3] == 12.0
+    assert compiles(mod.launch) == 3
+
+
+def test_a_property_and_what_its_getter_reads(make_module):
+    mod = make_module(elementwise("x[i] * p.scale", """
+class P:
+    def __init__(self):
+        self._factor = 2.0
+
+    @property
+    def scale(self):
+        return self._factor + 1.0
+
+p = P()
+"""))
+    assert run(mod.launch)[3] == 9.0
+    mod.p._factor = 3.0
+    assert run(mod.launch)[3] == 12.0
+    assert "self._factor of a P changed from 2.0 to 3.0" in mod.launch.last_reasons
+    mod.P.scale = property(lambda self: 10.0)
+    assert run(mod.launch)[3] == 30.0
+    assert compiles(mod.launch) == 3
+
+
+def test_a_simple_namespace_and_an_object_reached_through_another(make_module):
+    settings = "import types\nsettings = types.SimpleNamespace(inner=types.SimpleNamespace(scale=2.0))\n"
+    mod = make_module(elementwise("x[i] * settings.inner.scale", settings))
+    assert run(mod.launch)[3] == 6.0
+    mod.settings.inner.scale = 5.0
+    assert run(mod.launch)[3] == 15.0
+    assert "settings.inner.scale changed from 2.0 to 5.0" in mod.launch.last_reasons
+    mod.settings.inner = types.SimpleNamespace(scale=1.0)
+    assert run(mod.launch)[3] == 3.0
+    assert compiles(mod.launch) == 3
+
+
+def test_a_slots_attribute_is_not_watched_and_says_so(make_module):
+    mod = make_module(elementwise("x[i] * s.scale",
+                                  "class S:\n    __slots__ = ('scale',)\n\ns = S()\ns.scale = 2.0\n"))
+    with pytest.warns(UserWarning, match=r"flyrt cannot watch s\.scale \(a __slots__ attribute"):
+        assert run(mod.launch)[3] == 6.0

@@ -320,11 +320,13 @@ class _Rewriter(ast.NodeTransformer):
         return result
 
     def visit_Attribute(self, node):
+        source = ast.unparse(node.value)  # as the user wrote it, before rewriting
         self.generic_visit(node)
         if not isinstance(node.ctx, ast.Load):
             return node
-        # Module and class attributes read while tracing are dependencies.
-        return _call("attr", [node.value, ast.copy_location(ast.Constant(node.attr), node)], node)
+        # Attributes read while tracing are dependencies; messages name them by their source.
+        text = ast.copy_location(ast.Constant(source), node)
+        return _call("attr", [node.value, ast.copy_location(ast.Constant(node.attr), node), text], node)
 
     def visit_Call(self, node):
         self.generic_visit(node)

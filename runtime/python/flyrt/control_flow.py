@@ -2,6 +2,7 @@
 Python conditions, structured IR ops for traced ones."""
 
 import functools
+import inspect
 import types
 
 from . import dtypes
@@ -333,6 +334,9 @@ def call(fn, *args, **kwargs):
         fn = fn.func
     if isinstance(fn, (staticmethod, classmethod)):
         fn = fn.__func__
+    if isinstance(fn, types.MethodType) and isinstance(fn.__func__, types.FunctionType):
+        args = (fn.__self__,) + args  # a method of the user's: traced like any helper
+        fn = fn.__func__
     if isinstance(fn, types.FunctionType) and is_user_file(fn.__code__.co_filename):
         if fn.__code__.co_flags & (0x20 | 0x80 | 0x200):  # generators and coroutines run as written
             trace = active()
@@ -343,13 +347,21 @@ def call(fn, *args, **kwargs):
     return fn(*args, **kwargs)
 
 
-def attr(obj, name):
-    """`obj.name` inside traced code; module and class attributes are recorded."""
+def attr(obj, name, text=None):
+    """`obj.name` inside traced code (`text`: the source of `obj`): the
+    binding it comes from is recorded, and a property's getter is traced."""
+    from .dependencies import is_user_file
     from .tracing import active
 
+    trace = active()
+    if trace is None:
+        return getattr(obj, name)
+    if not isinstance(obj, (types.ModuleType, type)):
+        found = inspect.getattr_static(type(obj), name, None)
+        getter = getattr(found, "fget", None) if isinstance(found, property) else None
+        if isinstance(getter, types.FunctionType) and is_user_file(getter.__code__.co_filename):
+            trace.recorder.attribute(obj, name, None, text)
+            return call(getter, obj)
     value = getattr(obj, name)
-    if isinstance(obj, (types.ModuleType, type)):
-        trace = active()
-        if trace is not None:
-            trace.recorder.attribute(obj, name, value)
+    trace.recorder.attribute(obj, name, value, text)
     return value

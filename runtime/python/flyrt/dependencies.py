@@ -2,18 +2,22 @@
 
 Recorded from what actually ran, not guessed from ``co_names``: every
 function the trace executed (kernels, launchers, helpers, lambdas, wrapped
-functions, partial targets), every global, module-attribute and
-class-attribute binding it read, and the constants those bindings hold.
+functions, partial targets, methods), every global, module-attribute and
+class-attribute binding it read, every attribute it read through an object
+(its instance dict, or its class's binding and the instance not shadowing
+it), and the constants those bindings hold.
 The record builds the C++ guard checked on every call
 (``_core.DependencyGuard``) and, when the guard sees a change, says whether
 anything the artifact was built from really changed, and what.
 """
 
 import builtins
+import enum
 import os
 import sys
 import sysconfig
 import types
+import warnings
 
 from . import _core
 from .fingerprint import fingerprint
@@ -43,36 +47,46 @@ def is_user_module(module):
 
 
 class Binding:
-    """A name read from a namespace (module globals or a class) and its value."""
+    """A name read from a namespace (module globals, a class, an object's
+    instance dict) and its value; MISSING: the name was absent there (an
+    attribute the object got from its class, which setting it would shadow)."""
 
-    __slots__ = ("owner", "namespace", "name", "value", "fingerprint")
+    __slots__ = ("owner", "namespace", "name", "value", "fingerprint", "label")
 
-    def __init__(self, owner, namespace, name, value):
-        self.owner = owner  # what to watch: the globals dict, or the class
+    def __init__(self, owner, namespace, name, value, label=None):
+        self.owner = owner  # what to watch: the globals dict, the class, the instance dict
         self.namespace = namespace  # where to look the name up: a dict or a mappingproxy
         self.name = name
         self.value = value
         self.fingerprint = fingerprint(value)
+        self.label = label  # how messages name it, e.g. "cfg.scale"; None: by namespace
 
     def where(self):
         if isinstance(self.owner, type):
             return f"class {self.owner.__qualname__}"
         return f"module {self.namespace.get('__name__', '?')}"
 
+    def _named(self):
+        return self.label if self.label is not None else f"'{self.name}' in {self.where()}"
+
     def change(self):
         """What changed about this binding, or None."""
         current = self.namespace.get(self.name, MISSING)
+        if self.value is MISSING:
+            return None if current is MISSING else f"{self._named()} is now set on the object, over its class's"
         if current is MISSING:
+            if self.label is not None:
+                return f"{self.label} was deleted"
             return f"'{self.name}' was deleted from {self.where()}"
         if current is self.value and not _is_container(current):
             return None
         if fingerprint(current) == self.fingerprint:
             return None
         if current is self.value:
-            return f"the contents of '{self.name}' in {self.where()} changed"
+            return f"the contents of {self._named()} changed"
         if isinstance(current, (bool, int, float, str)) and isinstance(self.value, (bool, int, float, str)):
-            return f"'{self.name}' in {self.where()} changed from {self.value!r} to {current!r}"
-        return f"'{self.name}' in {self.where()} now refers to a different {type(current).__name__}"
+            return f"{self._named()} changed from {self.value!r} to {current!r}"
+        return f"{self._named()} now refers to a different {type(current).__name__}"
 
 
 def _is_container(value):
@@ -131,24 +145,87 @@ class Recorder:
         if isinstance(fn, types.FunctionType) and is_user_file(fn.__code__.co_filename):
             self.functions.setdefault(id(fn), fn)
 
-    def read(self, owner, namespace, name, value):
+    def read(self, owner, namespace, name, value, label=None):
         key = (id(namespace), name)
         if key not in self.bindings:
-            self.bindings[key] = Binding(owner, namespace, name, value)
+            self.bindings[key] = Binding(owner, namespace, name, value, label)
 
-    def attribute(self, obj, name, value):
-        """`obj.name` was read while tracing: modules and classes of the
-        user's code are namespaces whose bindings the artifact depends on."""
+    def attribute(self, obj, name, value, text=None):
+        """`obj.name` was read while tracing (`text`: the source of `obj`):
+        modules and classes of the user's code are namespaces whose bindings
+        the artifact depends on; so are objects' instance dicts, and the class
+        binding an object's attribute comes from."""
         if isinstance(obj, types.ModuleType):
             if is_user_module(obj):
                 self.read(obj.__dict__, obj.__dict__, name, value)
         elif isinstance(obj, type):
-            for klass in obj.__mro__:
-                if name in klass.__dict__:
-                    module = sys.modules.get(klass.__module__)
-                    if module is not None and is_user_module(module):
-                        self.read(klass, klass.__dict__, name, klass.__dict__[name])
-                    break
+            klass = _defining_class(obj, name)
+            if klass is not None and _is_user_class(klass):
+                self.read(klass, klass.__dict__, name, klass.__dict__[name])
+        elif not _unchanging(obj):
+            self._object_attribute(obj, name, text)
+
+    def _object_attribute(self, obj, name, text):
+        kind = type(obj)
+        label = f"{text}.{name}" if text else f"{kind.__qualname__}.{name}"
+        if text == "self":  # inside a method: say whose
+            label += f" of a {kind.__qualname__}"
+        klass = _defining_class(kind, name)
+        found = klass.__dict__[name] if klass is not None else MISSING
+        instance = getattr(obj, "__dict__", None)
+        instance = instance if type(instance) is dict else None
+        if found is not MISSING and hasattr(type(found), "__set__"):  # a data descriptor: it decides
+            if _is_user_class(klass) and isinstance(found, property):
+                self.read(klass, klass.__dict__, name, found, f"{klass.__qualname__}.{name}")  # its getter is traced
+            else:
+                self.unwatchable(obj, name, label, "its value comes from a descriptor flyrt cannot watch"
+                                 if not isinstance(found, types.MemberDescriptorType) else "a __slots__ attribute")
+            return
+        if instance is not None:
+            if name in instance:
+                self.read(instance, instance, name, instance[name], label)
+                return
+            self.read(instance, instance, name, MISSING, label)  # setting it on the object would shadow the class's
+        if found is not MISSING:
+            if _is_user_class(klass):
+                self.read(klass, klass.__dict__, name, found, f"{klass.__qualname__}.{name}")
+        elif instance is None:
+            self.unwatchable(obj, name, label, "it is computed by the object (__getattr__)")
+
+    def unwatchable(self, obj, name, label, why):
+        """A read the guard cannot watch: said once per kind of object and attribute, never silent."""
+        key = (type(obj), name)
+        if key not in _warned:
+            _warned.add(key)
+            warnings.warn(f"flyrt cannot watch {label} ({why}; an attribute of a {type(obj).__qualname__}): the "
+                          "value read while tracing is compiled in, and changing it will not recompile; pass it "
+                          "as an fx.Tensor or an fx.Constexpr argument instead", UnwatchedReadWarning, stacklevel=4)
+
+
+class UnwatchedReadWarning(UserWarning):
+    """A trace read something whose later changes flyrt cannot see."""
+
+
+_warned = set()  # (type, attribute) already warned about
+# Objects whose attributes never change: no need to watch them.
+_UNCHANGING = (bool, int, float, complex, str, bytes, tuple, frozenset, range, slice, type(None), types.FunctionType,
+               types.BuiltinFunctionType, types.MethodType, types.CodeType, enum.Enum)
+
+
+def _unchanging(obj):
+    return isinstance(obj, _UNCHANGING) or type(obj).__module__.split(".")[0] == "flyrt"
+
+
+def _defining_class(kind, name):
+    for klass in kind.__mro__:
+        if name in klass.__dict__:
+            return klass
+    return None
+
+
+def _is_user_class(klass):
+    module = sys.modules.get(klass.__module__)
+    return module is not None and is_user_module(module)
 
 
 class DependencyRecord:
@@ -204,7 +281,7 @@ class DependencyRecord:
     def names(self):
         """Readable dependencies, for explanations."""
         functions = [f"{f.__module__}.{f.__qualname__}" for f in self.functions]
-        bindings = [f"{b.where()}: {b.name}" for b in self.bindings]
+        bindings = [b.label if b.label is not None else f"{b.where()}: {b.name}" for b in self.bindings]
         return functions, bindings
 
 
