@@ -338,6 +338,13 @@ def test_compile_cache_evicts_per_entry_and_factory_code_change(make_module):
     mod.SCALE = 1.0  # same value: nothing evicted
     assert mod.compile_decode(1) is first
     assert run(first["launch"])[2] == 3.0
+    changed = make_module(SEED.replace("+ group", "+ group * 100").format(
+        decorator="flyc.compile_cache(maxsize=8)")).compile_decode.__wrapped__
+    mod.compile_decode.__wrapped__.__code__ = changed.__code__  # the factory's code changes in place
+    invalidation.sweep()
+    rebuilt = mod.compile_decode(1)
+    assert rebuilt is not first and mod.compile_decode(2) is not second  # every entry was built by the old code
+    assert run(rebuilt["launch"])[2] == 102.0
 
 
 def test_lru_cache_factory_is_cleared_when_its_code_changes(make_module):
@@ -506,3 +513,66 @@ def test_a_slots_attribute_is_not_watched_and_says_so(make_module):
                                   "class S:\n    __slots__ = ('scale',)\n\ns = S()\ns.scale = 2.0\n"))
     with pytest.warns(UserWarning, match=r"flyrt cannot watch s\.scale \(a __slots__ attribute"):
         assert run(mod.launch)[3] == 6.0
+
+
+def test_an_element_of_a_small_array_read_while_tracing(make_module):
+    mod = make_module(elementwise("x[i] * float(W[0])", "import numpy as np\nW = np.array([2.0, 5.0])\n"))
+    assert run(mod.launch)[3] == 6.0
+    mod.W[1] = 9.0  # its contents changed, but the compiled value is the same: checked, not recompiled
+    assert run(mod.launch)[3] == 6.0
+    assert compiles(mod.launch) == 1
+    mod.W[0] = 7.0
+    assert run(mod.launch)[3] == 21.0
+    assert mod.launch.last_reasons == ["W[0] changed"]
+    mod.W[0] = 7.0  # the same bytes again: nothing to do
+    assert run(mod.launch)[3] == 21.0
+    assert compiles(mod.launch) == 2
+
+
+def test_bytearrays_and_torch_cpu_tensors_are_watched_too(make_module):
+    torch = pytest.importorskip("torch")
+    mod = make_module(elementwise("x[i] * float(T[0]) + B[0]",
+                                  "import torch\nT = torch.tensor([2.0])\nB = bytearray([1])\n"))
+    assert run(mod.launch)[3] == 7.0
+    mod.T[0] = 3.0
+    assert run(mod.launch)[3] == 10.0
+    mod.B[0] = 5
+    assert run(mod.launch)[3] == 14.0
+    assert compiles(mod.launch) == 3
+    assert isinstance(mod.T, torch.Tensor)
+
+
+def test_an_element_of_a_large_array_is_a_clear_error(make_module):
+    mod = make_module(elementwise("x[i] * float(BIG[0])", "import numpy as np\nBIG = np.ones(100_000)\n"))
+    with pytest.raises(flyc.KernelError, match=r"BIG\[0\] reads a ndarray of 800000 bytes while tracing.*"
+                                               r"pass BIG as an fx.Tensor argument") as info:
+        run(mod.launch)
+    assert info.value.filename == mod.__file__
+
+
+def test_a_helper_rebound_while_other_threads_call_the_launcher(make_module):
+    """A compile that traced an old helper must not be installed with a guard taken after the
+    rebinding (it would pass forever): threads keep calling while the helper changes 37 times."""
+    import threading
+    import time
+
+    mod = make_module(elementwise("helper(x[i])", "def helper(v):\n    return v + 0.0\n"))
+    stop = threading.Event()
+
+    def keep_calling():
+        x, out = np.arange(8, dtype=np.float32), np.zeros(8, np.float32)
+        while not stop.is_set():
+            mod.launch(x, out)
+
+    threads = [threading.Thread(target=keep_calling) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    try:
+        for k in range(1, 38):
+            exec(f"def helper(v):\n    return v + {k}.0\n", mod.__dict__)
+            time.sleep(0.003)
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join()
+    assert run(mod.launch)[3] == 3.0 + 37.0

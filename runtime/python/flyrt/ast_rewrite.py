@@ -328,6 +328,17 @@ class _Rewriter(ast.NodeTransformer):
         text = ast.copy_location(ast.Constant(source), node)
         return _call("attr", [node.value, ast.copy_location(ast.Constant(node.attr), node), text], node)
 
+    def visit_Subscript(self, node):
+        source = ast.unparse(node.value)
+        self.generic_visit(node)
+        index = node.slice
+        if not isinstance(node.ctx, ast.Load) or isinstance(index, ast.Slice) or (
+                isinstance(index, ast.Tuple) and any(isinstance(e, ast.Slice) for e in index.elts)):
+            return node
+        # Elements of host buffers read while tracing are dependencies too (flyrt.control_flow.item).
+        text = ast.copy_location(ast.Constant(source), node)
+        return _call("item", [node.value, index, text], node)
+
     def visit_Call(self, node):
         self.generic_visit(node)
         # Helpers called while tracing are rewritten too (flyrt.control_flow.call).

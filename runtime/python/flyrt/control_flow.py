@@ -347,6 +347,20 @@ def call(fn, *args, **kwargs):
     return fn(*args, **kwargs)
 
 
+def item(obj, key, text=None):
+    """`obj[key]` inside traced code (`text`: the source of `obj`): an
+    element of a host buffer (a numpy array, say) read while tracing is
+    compiled in, so the buffer is a dependency (flyrt/dependencies.py)."""
+    value = obj[key]
+    if not isinstance(obj, (list, tuple, dict, str, Value)):
+        from .tracing import active
+
+        trace = active()
+        if trace is not None:
+            trace.recorder.buffer(obj, text or type(obj).__name__, key)
+    return value
+
+
 def attr(obj, name, text=None):
     """`obj.name` inside traced code (`text`: the source of `obj`): the
     binding it comes from is recorded, and a property's getter is traced."""

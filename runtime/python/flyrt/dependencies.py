@@ -11,6 +11,7 @@ The record builds the C++ guard checked on every call
 anything the artifact was built from really changed, and what.
 """
 
+import array
 import builtins
 import enum
 import os
@@ -130,8 +131,9 @@ class Recorder:
     """Collects one trace's dependencies."""
 
     def __init__(self):
-        self.functions = {}  # id -> function
+        self.functions = {}  # id -> (function, its fingerprint when the trace ran it)
         self.bindings = {}  # (id(namespace), name) -> Binding
+        self.buffers = {}  # id -> (buffer, its source text, {repr(key): (key, element bytes when read)})
         self._proxies = {}  # id(real globals) -> RecordingGlobals
 
     def globals_for(self, fn):
@@ -143,7 +145,8 @@ class Recorder:
 
     def function(self, fn):
         if isinstance(fn, types.FunctionType) and is_user_file(fn.__code__.co_filename):
-            self.functions.setdefault(id(fn), fn)
+            if id(fn) not in self.functions:
+                self.functions[id(fn)] = (fn, fingerprint(fn))
 
     def read(self, owner, namespace, name, value, label=None):
         key = (id(namespace), name)
@@ -192,6 +195,27 @@ class Recorder:
         elif instance is None:
             self.unwatchable(obj, name, label, "it is computed by the object (__getattr__)")
 
+    def buffer(self, obj, text, key):
+        """An element of `obj` was read while tracing: if it is a host buffer
+        (numpy array, torch CPU tensor, array.array, bytearray, memoryview),
+        its contents are a dependency, compared on every call, up to
+        WATCHED_BUFFER_BYTES; a larger one is an error naming it."""
+        view = _host_buffer(obj)
+        if view is None:
+            return
+        if view.nbytes > WATCHED_BUFFER_BYTES:
+            from .errors import KernelError
+            from .tracing import user_frame
+
+            frame = user_frame()
+            filename, lineno = (frame.f_code.co_filename, frame.f_lineno) if frame else ("?", 0)
+            raise KernelError(
+                f"{text}[{key!r}] reads a {type(obj).__name__} of {view.nbytes} bytes while tracing: the value would "
+                f"be compiled in, and flyrt watches the contents of buffers up to {WATCHED_BUFFER_BYTES} bytes only; "
+                f"pass {text} as an fx.Tensor argument, or the value as an fx.Constexpr", filename, lineno)
+        _, _, elements = self.buffers.setdefault(id(obj), (obj, text, {}))
+        elements.setdefault(repr(key), (key, _element_bytes(obj[key])))
+
     def unwatchable(self, obj, name, label, why):
         """A read the guard cannot watch: said once per kind of object and attribute, never silent."""
         key = (type(obj), name)
@@ -200,6 +224,24 @@ class Recorder:
             warnings.warn(f"flyrt cannot watch {label} ({why}; an attribute of a {type(obj).__qualname__}): the "
                           "value read while tracing is compiled in, and changing it will not recompile; pass it "
                           "as an fx.Tensor or an fx.Constexpr argument instead", UnwatchedReadWarning, stacklevel=4)
+
+
+WATCHED_BUFFER_BYTES = 4096
+
+
+def _host_buffer(obj):
+    """A memoryview of a host buffer's bytes, or None for anything else."""
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(obj, torch.Tensor):
+        if obj.device.type != "cpu":
+            return None
+        obj = obj.detach().numpy()
+    if not isinstance(obj, (bytearray, memoryview, array.array)) and type(obj).__name__ != "ndarray":
+        return None
+    try:
+        return memoryview(obj).cast("B") if memoryview(obj).contiguous else memoryview(obj.tobytes())
+    except (TypeError, ValueError, AttributeError):
+        return None
 
 
 class UnwatchedReadWarning(UserWarning):
@@ -233,12 +275,17 @@ class DependencyRecord:
 
     def __init__(self, recorder, launcher_name):
         self.launcher_name = launcher_name
-        self.functions = list(recorder.functions.values())
-        self.function_fingerprints = [fingerprint(f) for f in self.functions]
+        self.functions = [fn for fn, _ in recorder.functions.values()]
+        self.function_fingerprints = [recorded for _, recorded in recorder.functions.values()]
         self.bindings = list(recorder.bindings.values())
+        self.buffers = list(recorder.buffers.values())
         self.artifact = None
         self.last_reason = None
         self.guard = self._build_guard()
+        # What the guard snapshots now must be what the trace saw: a rebinding
+        # while this compiled (another thread) would otherwise pass it forever.
+        if self.changes():
+            self.guard.invalidate()
 
     def _build_guard(self):
         guard = _core.DependencyGuard()
@@ -248,6 +295,10 @@ class DependencyRecord:
             _watch_containers(guard, binding.value, owners)
         for owner in owners.values():
             guard.watch_namespace(owner)
+        for buffer, _, _ in self.buffers:
+            view = _host_buffer(buffer)
+            if view is not None:
+                guard.watch_buffer(_watched(buffer), view.tobytes())
         for fn in self.functions:
             guard.watch_function(fn)
             for cell in fn.__closure__ or ():
@@ -267,6 +318,14 @@ class DependencyRecord:
         for fn, recorded in zip(self.functions, self.function_fingerprints):
             if fingerprint(fn) != recorded:
                 reasons.append(f"function {fn.__qualname__} ({fn.__module__}) changed")
+        for buffer, text, elements in self.buffers:
+            for key, recorded in elements.values():
+                try:
+                    same = _element_bytes(buffer[key]) == recorded
+                except (IndexError, TypeError, ValueError):
+                    same = False
+                if not same:
+                    reasons.append(f"{text}[{key!r}] changed")
         return reasons
 
     def refresh(self):
@@ -283,6 +342,21 @@ class DependencyRecord:
         functions = [f"{f.__module__}.{f.__qualname__}" for f in self.functions]
         bindings = [b.label if b.label is not None else f"{b.where()}: {b.name}" for b in self.bindings]
         return functions, bindings
+
+
+def _element_bytes(value):
+    """What an element (or slice) of a buffer holds, comparably."""
+    numpy = getattr(value, "numpy", None)
+    if callable(numpy) and hasattr(value, "detach"):  # a torch tensor
+        value = value.detach().numpy()
+    tobytes = getattr(value, "tobytes", None)
+    return tobytes() if callable(tobytes) else repr(value).encode()
+
+
+def _watched(buffer):
+    """What the C++ guard reads a buffer's bytes from (torch tensors through their numpy view)."""
+    torch = sys.modules.get("torch")
+    return buffer.detach().numpy() if torch is not None and isinstance(buffer, torch.Tensor) else buffer
 
 
 def _watch_containers(guard, value, owners, watch_dicts=True, depth=0):

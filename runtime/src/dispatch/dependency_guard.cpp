@@ -1,5 +1,7 @@
 #include "dependency_guard.hpp"
 
+#include <cstring>
+
 namespace py = pybind11;
 
 namespace flyrt::dispatch
@@ -68,8 +70,54 @@ void dependency_guard::watch_list(const py::handle& list)
     m_lists.push_back(std::move(w));
 }
 
+void dependency_guard::watch_buffer(const py::handle& buffer, const py::bytes& contents)
+{
+    m_buffers.push_back({py::reinterpret_borrow<py::object>(buffer), std::string(contents)});
+}
+
+namespace
+{
+
+// Whether `buffer`'s bytes, in C order, are `contents` (false if it is no
+// longer a readable buffer).
+bool same_contents(PyObject* buffer, const std::string& contents)
+{
+    Py_buffer view;
+    if (PyObject_GetBuffer(buffer, &view, PyBUF_RECORDS_RO) != 0)
+    {
+        PyErr_Clear();
+        return false;
+    }
+    bool same = static_cast<std::size_t>(view.len) == contents.size();
+    if (same && PyBuffer_IsContiguous(&view, 'C'))
+    {
+        same = std::memcmp(view.buf, contents.data(), contents.size()) == 0;
+    }
+    else if (same)
+    {
+        std::string copy(contents.size(), '\0');
+        same = PyBuffer_ToContiguous(copy.data(), &view, view.len, 'C') == 0 && copy == contents;
+        PyErr_Clear();
+    }
+    PyBuffer_Release(&view);
+    return same;
+}
+
+} // namespace
+
 bool dependency_guard::holds() const
 {
+    if (m_invalid)
+    {
+        return false;
+    }
+    for (const auto& w : m_buffers)
+    {
+        if (!same_contents(w.buffer.ptr(), w.contents))
+        {
+            return false;
+        }
+    }
     for (const auto& w : m_dicts)
     {
         if (w.dict->ma_version_tag != w.version)

@@ -2,14 +2,15 @@
 // without running Python: namespace dicts by their PEP 509 version tag
 // (CPython 3.11 bumps it on every mutation), functions by the identity of
 // their code, defaults and closure cell contents, lists by the identity of
-// their items. Any difference sends the call to Python's slower re-check
-// (flyrt/dependencies.py), which decides whether the artifact is stale.
+// their items, small buffers (arrays a trace read elements of) by content. Any difference sends the call to
+// Python's slower re-check (flyrt/dependencies.py), which decides whether the artifact is stale.
 #pragma once
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include <pybind11/pybind11.h>
@@ -24,10 +25,18 @@ public:
     void watch_namespace(const pybind11::handle& dict_or_class);
     void watch_function(const pybind11::handle& function);
     void watch_list(const pybind11::handle& list);
+    // A buffer (numpy array, bytearray, array.array, memoryview) whose bytes
+    // the trace saw as `contents`.
+    void watch_buffer(const pybind11::handle& buffer, const pybind11::bytes& contents);
+    // Makes holds() false from now on: the artifact was stale when installed.
+    void invalidate() { m_invalid = true; }
 
     // True while nothing watched changed; no Python code runs.
     bool holds() const;
-    std::size_t size() const { return m_dicts.size() + m_functions.size() + m_lists.size(); }
+    std::size_t size() const
+    {
+        return m_dicts.size() + m_functions.size() + m_lists.size() + m_buffers.size();
+    }
 
 private:
     struct dict_watch
@@ -50,9 +59,17 @@ private:
         std::vector<pybind11::object> items;
     };
 
+    struct buffer_watch
+    {
+        pybind11::object buffer;
+        std::string contents;
+    };
+
     std::vector<dict_watch> m_dicts;
     std::vector<function_watch> m_functions;
     std::vector<list_watch> m_lists;
+    std::vector<buffer_watch> m_buffers;
+    bool m_invalid = false;
 };
 
 } // namespace flyrt::dispatch

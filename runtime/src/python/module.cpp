@@ -335,6 +335,8 @@ PYBIND11_MODULE(_core, m)
         .def("watch_namespace", &dispatch::dependency_guard::watch_namespace)
         .def("watch_function", &dispatch::dependency_guard::watch_function)
         .def("watch_list", &dispatch::dependency_guard::watch_list)
+        .def("watch_buffer", &dispatch::dependency_guard::watch_buffer)
+        .def("invalidate", &dispatch::dependency_guard::invalidate)
         .def("holds", &dispatch::dependency_guard::holds)
         .def("__len__", &dispatch::dependency_guard::size);
 

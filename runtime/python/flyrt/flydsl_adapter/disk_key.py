@@ -70,7 +70,7 @@ def describe(recorder):
     specs = []
     for binding in recorder.bindings.values():
         specs.append(["binding", _where(binding), binding.name, portable_fingerprint(binding.value)])
-    for function in recorder.functions.values():
+    for function, _ in recorder.functions.values():
         # Another process cannot look a nested function up by name: such an artifact is not written.
         where = None if "<locals>" in function.__qualname__ else ["module", function.__module__]
         specs.append(["function", where, function.__qualname__, portable_fingerprint(function)])

@@ -176,7 +176,7 @@ class GuardedJit:
 
 def _recorder_of(record):
     recorder = Recorder()
-    recorder.functions = {id(f): f for f in record.functions}
+    recorder.functions = {id(f): (f, recorded) for f, recorded in zip(record.functions, record.function_fingerprints)}
     recorder.bindings = {(id(b.namespace), b.name): b for b in record.bindings}
     return recorder
 
