@@ -38,8 +38,7 @@ void dependency_guard::watch_namespace(const py::handle& dict_or_class)
     {
         throw py::type_error("watch_namespace needs a dict or a class");
     }
-    auto* d = reinterpret_cast<PyDictObject*>(dict);
-    m_dicts.push_back({py::reinterpret_borrow<py::object>(object), d, d->ma_version_tag});
+    m_dicts.push_back({py::reinterpret_borrow<py::object>(object), dict_watch(dict)});
 }
 
 void dependency_guard::watch_function(const py::handle& function)
@@ -120,7 +119,7 @@ bool dependency_guard::holds() const
     }
     for (const auto& w : m_dicts)
     {
-        if (w.dict->ma_version_tag != w.version)
+        if (w.dict.changed())
         {
             return false;
         }

@@ -1,6 +1,6 @@
 // What a compiled artifact depends on, checked on every launcher call
-// without running Python: namespace dicts by their PEP 509 version tag
-// (CPython 3.11 bumps it on every mutation), functions by the identity of
+// without running Python: namespace dicts by their mutations (dict_watch),
+// functions by the identity of
 // their code, defaults and closure cell contents, lists by the identity of
 // their items, small buffers (arrays a trace read elements of) by content. Any difference sends the call to
 // Python's slower re-check (flyrt/dependencies.py), which decides whether the artifact is stale.
@@ -14,6 +14,8 @@
 #include <vector>
 
 #include <pybind11/pybind11.h>
+
+#include "dict_watch.hpp"
 
 namespace flyrt::dispatch
 {
@@ -39,11 +41,10 @@ public:
     }
 
 private:
-    struct dict_watch
+    struct namespace_watch
     {
-        pybind11::object owner; // keeps the dict (or class) alive
-        PyDictObject* dict;
-        std::uint64_t version;
+        pybind11::object owner; // the dict, or the class whose dict it is
+        dict_watch dict;
     };
     struct function_watch
     {
@@ -65,7 +66,7 @@ private:
         std::string contents;
     };
 
-    std::vector<dict_watch> m_dicts;
+    std::vector<namespace_watch> m_dicts;
     std::vector<function_watch> m_functions;
     std::vector<list_watch> m_lists;
     std::vector<buffer_watch> m_buffers;

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# The runtime's tests on the other CPythons flyrt supports (the versions
+# given, else $FLYRT_TEST_PYTHONS, else 3.12 and 3.13; the main venv is 3.11): the dependency guard reads dicts through
+# a different mechanism from 3.12 on (dict watchers). Each gets a venv
+# .venv-pyX.Y with the pins of requirements.txt and a runtime build
+# build-pyX.Y, both incremental. The main venv (scripts/setup.sh) supplies
+# ptxas. torch exists here for 3.11 only, so its tests run there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+versions=("$@")
+((${#versions[@]})) || read -ra versions <<<"${FLYRT_TEST_PYTHONS-3.12 3.13}"
+
+ptxas=$(.venv/bin/python -c "import sys; sys.path.insert(0, 'tests/runtime'); import ptxas; print(ptxas.find())")
+
+interpreter() {
+    local candidate
+    for candidate in $(command -v pyenv >/dev/null && ls -d "$(pyenv root)/versions/$1".*/bin/python | sort -rV) \
+        "python$1"; do
+        if "$candidate" -c pass 2>/dev/null; then
+            echo "$candidate"
+            return
+        fi
+    done
+    return 1
+}
+
+status=0
+for version in "${versions[@]}"; do
+    base=$(interpreter "$version") || {
+        echo "test_pythons: no CPython $version here (FLYRT_TEST_PYTHONS lists the ones to test)" >&2
+        status=1
+        continue
+    }
+    venv=.venv-py$version build=build-py$version
+    if [[ ! -x $venv/bin/python ]]; then
+        "$base" -m venv "$venv"
+    fi
+    "$venv/bin/python" -m pip install -q --disable-pip-version-check -c requirements.txt \
+        numpy pybind11 pytest ipython
+    if [[ ! -f $build/build.ninja ]]; then
+        cmake -S runtime -B "$build" -G Ninja -DPython3_EXECUTABLE="$PWD/$venv/bin/python" \
+            -DCMAKE_INSTALL_PREFIX="$PWD/$venv" >/dev/null
+    fi
+    cmake --build "$build" -- --quiet
+    cmake --install "$build" >/dev/null
+    echo "test_pythons: tests/runtime on $("$venv/bin/python" --version)"
+    FLYRT_PTXAS=$ptxas "$venv/bin/python" -m pytest tests/runtime --confcutdir=tests/runtime \
+        -p no:cacheprovider -q -rs || status=1
+done
+exit $status
