@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import types
 import warnings
 from pathlib import Path
 
@@ -292,3 +293,80 @@ def test_disk_cache_entries_are_keyed_by_what_their_trace_read(tmp_path):
     assert swapped == {**triple, "traces": 0, "loads": 2}
     manifests = list((tmp_path / "cache").rglob("*.flyrt-deps.json"))
     assert len(manifests) == 1 and len(json.loads(manifests[0].read_text())) == 2
+
+
+# Helpers and values reached through objects: the same reads flyrt's front end records.
+THROUGH_OBJECTS = """
+import types
+
+
+@flyc.jit
+def doubled(x):
+    return x * 2.0
+
+
+class Ops:
+    def scale(self, x):
+        return x * self.factor
+
+
+class Config:
+    pass
+
+
+cfg = Config()
+cfg.fn = doubled
+cfg.unrelated = 1
+ops = Ops()
+ops.factor = 2.0
+consts = types.SimpleNamespace(bias=1.0)
+
+""" + FACTORY.replace("C[i] = offset(scale(A[i]))", "C[i] = ops.scale(cfg.fn(A[i])) + consts.bias")
+
+
+def test_a_jit_helper_stored_on_an_object_is_seen_when_rebound(make_module):
+    module = make_module(THROUGH_OBJECTS)
+    launcher = launch_once(module)
+    guard = adapter.handle_of(launcher)
+    _, bindings = guard.record.names()
+    assert {"cfg.fn", "self.factor of a Ops", "ops.scale", "Ops.scale", "consts.bias"} <= set(bindings), bindings
+
+    module.cfg.unrelated = 2  # same object, another attribute: nothing recompiles
+    launch_once(module)
+    assert guard.cache_info().compiles == 1
+
+    original, module.cfg.fn = module.cfg.fn, sentinel
+    traces_the_sentinel(module, guard, because_of="cfg.fn")
+    module.cfg.fn = original
+    launch_once(module)
+    assert guard.cache_info().compiles == 1  # the first artifact again, from history
+
+
+def traces_the_sentinel(module, guard, because_of):
+    with pytest.raises(RuntimeError, match="SENTINEL traced"):
+        launch_once(module)
+    assert any(because_of in reason for reason in guard.last_reasons), guard.last_reasons
+
+
+def test_values_and_methods_read_through_objects_recompile_when_changed(make_module):
+    module = make_module(THROUGH_OBJECTS)
+    launcher = launch_once(module)
+    guard = adapter.handle_of(launcher)
+
+    module.consts.bias = 3.0
+    launch_once(module)
+    assert guard.cache_info().compiles == 2 and any("consts.bias" in r for r in guard.last_reasons)
+    module.ops.factor = 5.0  # read as self.factor inside the method
+    launch_once(module)
+    assert guard.cache_info().compiles == 3 and any("self.factor" in r for r in guard.last_reasons)
+
+    def raising(self, x):
+        raise RuntimeError("SENTINEL traced")
+
+    original, module.Ops.scale = module.Ops.scale, raising  # patched on the class
+    traces_the_sentinel(module, guard, because_of="Ops.scale")
+    module.Ops.scale = original
+    launch_once(module)
+    assert guard.cache_info().compiles == 3  # the last artifact again, from history
+    module.ops.scale = types.MethodType(raising, module.ops)  # shadowed on the instance
+    traces_the_sentinel(module, guard, because_of="ops.scale")

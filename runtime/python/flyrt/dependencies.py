@@ -163,9 +163,9 @@ class Recorder:
                 self.read(obj.__dict__, obj.__dict__, name, value)
         elif isinstance(obj, type):
             klass = _defining_class(obj, name)
-            if klass is not None and _is_user_class(klass):
+            if klass is not None and is_user_class(klass):
                 self.read(klass, klass.__dict__, name, klass.__dict__[name])
-        elif not _unchanging(obj):
+        elif not unchanging(obj):
             self._object_attribute(obj, name, text)
 
     def _object_attribute(self, obj, name, text):
@@ -178,7 +178,7 @@ class Recorder:
         instance = getattr(obj, "__dict__", None)
         instance = instance if type(instance) is dict else None
         if found is not MISSING and hasattr(type(found), "__set__"):  # a data descriptor: it decides
-            if _is_user_class(klass) and isinstance(found, property):
+            if is_user_class(klass) and isinstance(found, property):
                 self.read(klass, klass.__dict__, name, found, f"{klass.__qualname__}.{name}")  # its getter is traced
             else:
                 self.unwatchable(obj, name, label, "its value comes from a descriptor flyrt cannot watch"
@@ -190,7 +190,7 @@ class Recorder:
                 return
             self.read(instance, instance, name, MISSING, label)  # setting it on the object would shadow the class's
         if found is not MISSING:
-            if _is_user_class(klass):
+            if is_user_class(klass):
                 self.read(klass, klass.__dict__, name, found, f"{klass.__qualname__}.{name}")
         elif instance is None:
             self.unwatchable(obj, name, label, "it is computed by the object (__getattr__)")
@@ -254,7 +254,7 @@ _UNCHANGING = (bool, int, float, complex, str, bytes, tuple, frozenset, range, s
                types.BuiltinFunctionType, types.MethodType, types.CodeType, enum.Enum)
 
 
-def _unchanging(obj):
+def unchanging(obj):
     return isinstance(obj, _UNCHANGING) or type(obj).__module__.split(".")[0] == "flyrt"
 
 
@@ -265,7 +265,7 @@ def _defining_class(kind, name):
     return None
 
 
-def _is_user_class(klass):
+def is_user_class(klass):
     module = sys.modules.get(klass.__module__)
     return module is not None and is_user_module(module)
 

@@ -48,7 +48,10 @@ def _where(binding):
         if "<locals>" in owner.__qualname__:
             return None
         return ["class", owner.__module__, owner.__qualname__]
-    return ["module", binding.namespace.get("__name__")]
+    module = sys.modules.get(binding.namespace.get("__name__"))
+    if module is None or module.__dict__ is not binding.namespace:
+        return None  # an object's instance dict: known only by identity
+    return ["module", module.__name__]
 
 
 def _namespace(where):

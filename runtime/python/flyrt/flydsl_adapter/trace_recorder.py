@@ -5,31 +5,40 @@ rewriter replaces ``__code__`` in place), so flyrt's recording globals cannot
 be slipped in. Instead, for the duration of one trace, a ``sys.settrace``
 hook turns on opcode events in frames of the user's code only (not FlyDSL,
 not the standard library or site-packages) and records each ``LOAD_GLOBAL``
-that executes, and module and class attributes read right after it
-(``consts.BLOCK``, ``helpers.load_q``): what actually ran, branch by branch,
-not a walk over ``co_names``. Tracing costs this once per compile, never per
+that executes, and the attribute reads chained on what it loaded or on a
+local (``consts.BLOCK``, ``helpers.load_q``, ``cfg.fn``, ``self.scale``) the
+way flyrt's own front end records them (``Recorder.attribute``, one rule
+for both): what actually ran, branch by branch, not a walk over
+``co_names``. Tracing costs this once per compile, never per
 launch. A debugger's or coverage tool's trace function keeps receiving its
 events.
 """
 
 import dis
+import inspect
 import os
 import sys
 import types
 import weakref
 
-from ..dependencies import is_user_file
+from ..dependencies import MISSING, is_user_class, is_user_file, is_user_module, unchanging
 
-_LOADS = {"LOAD_GLOBAL", "LOAD_ATTR", "LOAD_METHOD"}
+_ATTRIBUTE_LOADS = {"LOAD_ATTR", "LOAD_METHOD"}
+_LOCAL_LOADS = {"LOAD_FAST", "LOAD_DEREF", "LOAD_CLOSURE"}
 _code_loads = weakref.WeakKeyDictionary()  # code -> {offset: (opname, name)}
 _user_files = {}  # co_filename -> is the user's code
 
 
 def _loads(code):
+    """The instructions to follow: global loads, attribute loads, and local
+    loads whose value an attribute load takes next."""
     loads = _code_loads.get(code)
     if loads is None:
-        loads = _code_loads[code] = {i.offset: (i.opname, i.argval)
-                                     for i in dis.get_instructions(code) if i.opname in _LOADS}
+        instructions = [i for i in dis.get_instructions(code) if i.opname not in ("CACHE", "EXTENDED_ARG")]
+        loads = _code_loads[code] = {
+            i.offset: (i.opname, i.argval) for i, after in zip(instructions, instructions[1:] + [None])
+            if i.opname == "LOAD_GLOBAL" or i.opname in _ATTRIBUTE_LOADS
+            or (i.opname in _LOCAL_LOADS and after is not None and after.opname in _ATTRIBUTE_LOADS)}
     return loads
 
 
@@ -98,15 +107,42 @@ class TraceRecorder:
                 self._recorder.read(namespace, namespace, name, value)
             else:
                 value = frame.f_builtins.get(name)
+            self._follow(key, value, name, from_user=True)
+        elif opname in _LOCAL_LOADS:
+            value = frame.f_locals.get(name, MISSING)
+            if value is not MISSING:
+                self._follow(key, value, name, from_user=is_user_class(type(value)))
         elif base is not None:
+            obj, text, from_user = base
+            value = self._attribute(obj, name, text)
+            library_module = isinstance(obj, types.ModuleType) and not is_user_module(obj)
+            if value is not MISSING:
+                self._follow(key, value, f"{text}.{name}", from_user=from_user and not library_module)
+
+    def _attribute(self, obj, name, text):
+        """Records `obj.name` and returns its value (MISSING when a getter
+        computes it: that getter runs in a user frame and is traced itself)."""
+        if isinstance(obj, (types.ModuleType, type)):
             try:
-                value = getattr(base, name)
+                value = getattr(obj, name)
             except Exception:  # noqa: BLE001  the traced code's own read raises it, in its own frame
-                return
-            self._recorder.attribute(base, name, value)
-        else:
-            return
+                return MISSING
+            self._recorder.attribute(obj, name, value)
+            return value
+        self._recorder.attribute(obj, name, None, text)
+        instance = getattr(obj, "__dict__", None)
+        if type(instance) is dict and name in instance:
+            return instance[name]
+        static = inspect.getattr_static(type(obj), name, MISSING)
+        if isinstance(static, types.FunctionType):  # a method: traced as a helper
+            return static
+        if hasattr(type(static), "__get__"):
+            return MISSING  # descriptors run their own code; the recorder decided what it watches
+        return static
+
+    def _follow(self, key, value, text, from_user):
+        """Notes what the next attribute load of this frame reads from."""
         if isinstance(value, types.FunctionType):
             self._recorder.function(value)  # a plain helper: its code may change in place
-        elif isinstance(value, (types.ModuleType, type)):
-            self._last_loaded[key] = value
+        elif isinstance(value, (types.ModuleType, type)) or (from_user and not unchanging(value)):
+            self._last_loaded[key] = (value, text, from_user)
