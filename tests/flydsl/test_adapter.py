@@ -370,3 +370,72 @@ def test_values_and_methods_read_through_objects_recompile_when_changed(make_mod
     assert guard.cache_info().compiles == 3  # the last artifact again, from history
     module.ops.scale = types.MethodType(raising, module.ops)  # shadowed on the instance
     traces_the_sentinel(module, guard, because_of="ops.scale")
+
+
+# Upstream PA decode's calling pattern (kernels/common/tensor_shim.py, _run_compiled):
+# flyc.compile once, keep the CompiledFunction on the launcher, call it directly from then on.
+RUN_COMPILED = FACTORY + """
+
+def run_compiled(exe, *args):
+    compiled = getattr(exe, "_cf", None)
+    if compiled is not None:
+        return compiled(*args)
+    exe._cf = flyc.compile(exe, *args)
+"""
+
+
+@flyc.jit
+def tripled(x):
+    return x * 3.0
+
+
+@pytest.fixture
+def launches(monkeypatch):
+    """CompiledFunction calls launch the artifact they hold; recorded here
+    (no GPU): FlyDSL's call state stands in for its device runtime."""
+    from flydsl.compiler import jit_function
+    from flydsl.runtime import device_runtime
+
+    monkeypatch.delenv("COMPILE_ONLY")  # flyc.compile returns nothing in compile-only mode; CPU tensors launch nothing
+    launched = []
+    monkeypatch.setattr(device_runtime, "ensure_compile_runtime_pairing_from_env", lambda backend: None)
+    monkeypatch.setattr(jit_function, "_call_state_from_spec",
+                        lambda spec, artifact: lambda args: launched.append(artifact))
+    return launched
+
+
+def test_a_compiled_function_kept_on_the_launcher_never_launches_stale_code(make_module, launches):
+    module = make_module(RUN_COMPILED)
+    launcher = module.compile_launch(64)
+    args = (torch.ones(256), torch.empty(256), 256)
+    module.run_compiled(launcher, *args)  # compiles; CPU tensors: nothing launched
+    compiled, first = launcher._cf, next(iter(launcher._mem_cache.values()))
+    module.run_compiled(launcher, *args)
+    guard = adapter.handle_of(launcher)
+    assert launches == [first] and guard.cache_info().compiles == 1
+
+    original, module.scale = module.scale, sentinel
+    with pytest.raises(RuntimeError, match="SENTINEL traced"):
+        module.run_compiled(launcher, *args)
+    assert launches == [first] and any("'scale'" in reason for reason in guard.last_reasons)
+
+    module.scale = original  # back to what it was compiled from: its artifact, current again
+    module.run_compiled(launcher, *args)
+    assert launches == [first, first] and guard.cache_info().compiles == 1
+
+    module.scale = tripled  # a real change: the kept CompiledFunction is rebound to the new artifact
+    module.run_compiled(launcher, *args)
+    assert launcher._cf is compiled and compiled._keepalive is not first
+    assert launches == [first, first, compiled._keepalive] and guard.cache_info().compiles == 2
+    module.run_compiled(launcher, *args)
+    assert guard.cache_info().compiles == 2 and len(launches) == 4
+
+
+def test_a_stale_compiled_function_called_for_another_specialization_says_so(make_module, launches):
+    module = make_module(RUN_COMPILED)
+    launcher = module.compile_launch(64)
+    module.run_compiled(launcher, torch.ones(256), torch.empty(256), 256)
+    module.scale = tripled
+    with pytest.raises(adapter.StaleCompiledFunctionError, match="another specialization .* call flyc.compile again"):
+        module.run_compiled(launcher, torch.ones(512), torch.empty(512), 512)
+    assert launches == []

@@ -5,7 +5,9 @@
 
 After ``install()``, every ``@flyc.jit`` function records what its traces
 read, is validated before every call, and has all its caches evicted
-together when that changed (and restored when it changes back); the
+together when that changed (and restored when it changes back); a
+``CompiledFunction`` from ``flyc.compile`` is validated the same way on every
+call and rebound to a fresh artifact when stale; the
 ``functools.lru_cache`` factory that built it is cleared when the factory's
 code changes; its disk-cache entries are keyed by those dependencies too.
 The xflydsl kernel installs it when the user's code imports ``flydsl``.
@@ -20,9 +22,11 @@ import warnings
 
 from .. import fingerprint
 from . import compat
+from .compiled_function import StaleCompiledFunctionError
 from .toolchain import use_compile_only
 
-__all__ = ["install", "uninstall", "installed", "handle_of", "use_compile_only", "UnsupportedFlyDSL"]
+__all__ = ["install", "uninstall", "installed", "handle_of", "use_compile_only", "UnsupportedFlyDSL",
+           "StaleCompiledFunctionError"]
 UnsupportedFlyDSL = compat.UnsupportedFlyDSL
 _patches = None
 

@@ -1,7 +1,7 @@
 """Which FlyDSL releases the adapter knows, checked before anything is patched.
 
 The adapter reaches into FlyDSL's ``JitFunction`` (its cache attributes and
-two private methods), so it only patches a release whose layout was read and
+private methods) and ``CompiledFunction`` (its call and slots), so it only patches a release whose layout was read and
 tested here; any other release keeps FlyDSL's own caching, with one clear
 message instead of a breakage.
 """
@@ -9,7 +9,11 @@ message instead of a breakage.
 KNOWN_VERSIONS = ("0.4.2",)
 
 # What the adapter touches on flydsl.compiler.jit_function.JitFunction.
-PATCHED_METHODS = ("__init__", "_compile_or_execute", "_trace_and_compile", "_ensure_cache_manager")
+PATCHED_METHODS = ("__init__", "_compile_or_execute", "_trace_and_compile", "_ensure_cache_manager",
+                   "_make_compiled_function")
+CALLED_METHODS = ("_compile_only", "_check_globals_drift")
+# What it touches on CompiledFunction: __call__ is wrapped, these slots rebound.
+COMPILED_FUNCTION_SLOTS = ("_keepalive", "_call_lock", "_call_state")
 INSTANCE_CACHES = (
     "_mem_cache",
     "_call_state_cache",
@@ -37,7 +41,10 @@ def check(flydsl, jit_function_module):
             "compiled-artifact caches are NOT guarded in this process (FlyDSL's own caching applies; "
             "re-run a factory's cache_clear() or restart after editing helpers)")
     cls = getattr(jit_function_module, "JitFunction", None)
-    missing = [name for name in PATCHED_METHODS if not hasattr(cls, name)]
-    if cls is None or missing:
-        raise UnsupportedFlyDSL(f"flydsl {version} lacks JitFunction.{', '.join(missing) or 'class'}; "
+    compiled = getattr(jit_function_module, "CompiledFunction", None)
+    missing = [f"JitFunction.{name}" for name in PATCHED_METHODS + CALLED_METHODS if not hasattr(cls, name)]
+    missing += [f"CompiledFunction.{name}" for name in COMPILED_FUNCTION_SLOTS
+                if name not in getattr(compiled, "__slots__", ())]
+    if cls is None or compiled is None or missing:
+        raise UnsupportedFlyDSL(f"flydsl {version} lacks {', '.join(missing) or 'JitFunction or CompiledFunction'}; "
                                 "the adapter is not installed")

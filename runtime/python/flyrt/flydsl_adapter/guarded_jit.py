@@ -57,6 +57,7 @@ class GuardedJit:
         self._history = []  # [(DependencyRecord, caches)], oldest first
         self.last_reasons = None
         self.calls = self.traces = self.loads = self.evictions = 0
+        self.generation = 0  # bumped whenever the caches are taken out or put back
         # The kernel's sweep (main thread) may meet a launch from another thread.
         self._lock = threading.RLock()
         invalidation.register(self)
@@ -67,11 +68,14 @@ class GuardedJit:
     # -- before every top-level call -------------------------------------------
 
     def before_call(self, jit_function):
+        self.calls += 1
+        record = self.record
+        if record is not None and record.guard.holds():
+            return  # the common case, lock-free: nothing the traces read changed
         with self._lock:
             self._validate(jit_function)
 
     def _validate(self, jit_function):
-        self.calls += 1
         if self.record is not None and not self.record.guard.holds():
             self._check_factory()
             reasons = self.record.changes()
@@ -93,6 +97,7 @@ class GuardedJit:
 
     def _evict(self, jit_function, reasons):
         self._history.append((self.record, jit_caches.take(jit_function)))
+        self.generation += 1
         del self._history[: -self.HISTORY]
         self._recorder = self.record = None
         self.last_reasons = reasons
@@ -107,6 +112,7 @@ class GuardedJit:
             del self._history[index]
             record.refresh()
             jit_caches.put(jit_function, caches)
+            self.generation += 1
             self.record = record
             self._recorder = _recorder_of(record)
             compile_log.record(compile_log.CompileRecord(
@@ -167,6 +173,7 @@ class GuardedJit:
         with self._lock:
             if jit_function is not None:
                 jit_caches.take(jit_function)
+            self.generation += 1
             self._history.clear()
             self._recorder = self.record = None
 
