@@ -1,15 +1,19 @@
 """What invalidation costs, printed side by side in one run:
 
-(1) a launcher call whose artifact watches 32 dependencies, nothing changed,
-    next to the same call with nothing watched;
+(1) a launcher call, nothing changed, next to the same call with nothing
+    watched: its kernel reading 32 values as module attributes; 16 of them
+    and 16 attributes read through objects (instance attributes, class
+    attributes through instances); 31 helpers reached as module attributes;
 (2) the post-cell sweep with 2,000 user functions in 20 user modules and 50
-    launchers, when nothing changed and when one helper changed;
+    launchers reading 200 objects' attributes, when nothing changed, when
+    one helper changed and when one object's attribute changed;
 (3) IPython's autoreload per-cell check (ModuleReloader.check) on the same
     modules.
 
     .venv/bin/python tests/bench/bench_invalidation.py
 """
 
+import functools
 import importlib
 import sys
 import tempfile
@@ -19,29 +23,58 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from timing import median_time, per_call  # noqa: E402
+from timing import median_time, per_call_interleaved  # noqa: E402
 
 MODULES, FUNCTIONS_PER_MODULE, LAUNCHERS, DEPENDENCIES = 20, 100, 50, 32
+OBJECTS_PER_LAUNCHER = 4  # 200 watched objects in all
+
+
+OBJECTS = textwrap.dedent("""
+    class Config:
+        pass
+
+
+    class Knob:
+        gain = 1.0
+
+
+    configs = [Config() for _ in range(NUMBER)]
+    for c in configs:
+        c.scale = 1.0
+    knobs = [Knob() for _ in range(8)]
+    """) + "".join(f"v{i} = {i}.0\n" for i in range(32))
 
 
 def write_modules(folder):
     for m in range(MODULES):
         helpers = "\n".join(f"def h{m}_{f}(v):\n    return v + {f}.0\n" for f in range(FUNCTIONS_PER_MODULE))
         (folder / f"bench_helpers_{m}.py").write_text(helpers)
+    objects = OBJECTS.replace("NUMBER", str(LAUNCHERS * OBJECTS_PER_LAUNCHER + 8))
+    objects += "".join(f"config{i} = configs[{i}]\n" for i in range(LAUNCHERS * OBJECTS_PER_LAUNCHER + 8))
+    objects += "".join(f"knob{i} = knobs[{i}]\n" for i in range(8))
+    (folder / "bench_objects.py").write_text(objects)
     # 32 dependencies for the hot launcher: 31 helpers plus the kernel's module
     chain = " + ".join(f"bench_helpers_{i % MODULES}.h{i % MODULES}_{i}(v)" for i in range(DEPENDENCIES - 1))
-    imports = "\n".join(f"import bench_helpers_{m}" for m in range(MODULES))
+    # ... and half of them read through objects: 8 instance attributes, 8 class attributes through instances
+    half = DEPENDENCIES // 2
+    reads = [f"bench_objects.config{LAUNCHERS * OBJECTS_PER_LAUNCHER + i}.scale" for i in range(half // 2)]
+    reads += [f"bench_objects.knob{i}.gain" for i in range(half // 2)]
+    values = " + ".join(f"bench_objects.v{i}" for i in range(DEPENDENCIES))
+    values_and_objects = " + ".join([f"bench_objects.v{i}" for i in range(half)] + reads)
+    imports = "\n".join(f"import bench_helpers_{m}" for m in range(MODULES)) + "\nimport bench_objects"
     launchers = "\n".join(textwrap.dedent(f"""
         @flyc.kernel
         def k{n}(x: fx.Tensor, out: fx.Tensor):
             i = fx.thread_idx.x
             if i < x.shape[0]:
-                out[i] = bench_helpers_{n % MODULES}.h{n % MODULES}_{n}(x[i])
+                out[i] = bench_helpers_{n % MODULES}.h{n % MODULES}_{n}(x[i]) * (OBJECT_READS)
 
         @flyc.jit
         def l{n}(x: fx.Tensor, out: fx.Tensor):
             k{n}(x, out).launch(block=(16,))
-        """) for n in range(LAUNCHERS))
+        """).replace("OBJECT_READS", " + ".join(
+            f"bench_objects.config{n * OBJECTS_PER_LAUNCHER + j}.scale" for j in range(OBJECTS_PER_LAUNCHER)))
+        for n in range(LAUNCHERS))
     hot = textwrap.dedent("""
         import flyrt.compiler as flyc
         import flyrt.expr as fx
@@ -60,6 +93,26 @@ def write_modules(folder):
             hot_kernel(x, y, out, n).launch(block=(16,))
 
         @flyc.kernel
+        def values_kernel(x: fx.Tensor, y: fx.Tensor, out: fx.Tensor, n: fx.Int32):
+            i = fx.thread_idx.x
+            if i < n:
+                out[i] = x[i] * (VALUES) + y[i]
+
+        @flyc.jit
+        def values(x: fx.Tensor, y: fx.Tensor, out: fx.Tensor, n: fx.Int32):
+            values_kernel(x, y, out, n).launch(block=(16,))
+
+        @flyc.kernel
+        def objects_kernel(x: fx.Tensor, y: fx.Tensor, out: fx.Tensor, n: fx.Int32):
+            i = fx.thread_idx.x
+            if i < n:
+                out[i] = x[i] * (VALUES_AND_OBJECTS) + y[i]
+
+        @flyc.jit
+        def objects(x: fx.Tensor, y: fx.Tensor, out: fx.Tensor, n: fx.Int32):
+            objects_kernel(x, y, out, n).launch(block=(16,))
+
+        @flyc.kernel
         def bare_kernel(x: fx.Tensor, y: fx.Tensor, out: fx.Tensor, n: fx.Int32):
             i = fx.thread_idx.x
             if i < n:
@@ -68,7 +121,7 @@ def write_modules(folder):
         @flyc.jit
         def bare(x: fx.Tensor, y: fx.Tensor, out: fx.Tensor, n: fx.Int32):
             bare_kernel(x, y, out, n).launch(block=(16,))
-        """).replace("CHAIN", chain)
+        """).replace("VALUES_AND_OBJECTS", values_and_objects).replace("VALUES", values).replace("CHAIN", chain)
     (folder / "bench_launchers.py").write_text(imports + "\n" + hot + launchers)
 
 
@@ -81,13 +134,20 @@ def main():
     launchers = importlib.import_module("bench_launchers")
 
     x, y, out = (np.ones(16, np.float32) for _ in range(3))
-    launchers.hot(x, y, out, 16)
-    (record,) = [a.record for _, a in launchers.hot._entries()]
-    watched = len(record.guard)
-    bare = per_call(launchers.bare, x, y, out, 16)
-    guarded = per_call(launchers.hot, x, y, out, 16)
-    print(f"(1) launcher call, 16 elements: no dependencies {bare * 1e9:.0f} ns, "
-          f"{watched} checks ({len(record.functions)} functions, {len(record.bindings)} bindings) watched {guarded * 1e9:.0f} ns: {(guarded - bare) * 1e9:+.0f} ns per call")
+    kinds = {"bare": "nothing watched", "values": "32 module attributes", "objects": "16 of them through objects",
+             "hot": "31 helpers"}
+    times = per_call_interleaved({name: functools.partial(getattr(launchers, name), x, y, out, 16) for name in kinds})
+    print("(1) launcher call, 16 elements, nothing changed (fastest of 9 rounds, the four alternating):")
+    for name, what in kinds.items():
+        entries = getattr(launchers, name)._entries()
+        (record,) = [a.record for _, a in entries] if name != "bare" else [None]
+        counts = ""
+        if record is not None:
+            through_objects = sum(b.label is not None for b in record.bindings)
+            counts = (f"{len(record.functions) + len(record.bindings)} dependencies: {len(record.functions)} "
+                      f"functions, {len(record.bindings) - through_objects} module/class bindings, {through_objects} "
+                      f"read through objects; {len(record.guard)} guard checks")
+        print(f"    {what:26} {times[name] * 1e9:5.0f} ns {(times[name] - times['bare']) * 1e9:+4.0f} ns  {counts}")
 
     for n in range(LAUNCHERS):
         getattr(launchers, f"l{n}")(x, out)
@@ -103,10 +163,20 @@ def main():
         invalidation.sweep()
 
     changed = median_time(one_change, repeats=50) / 2
+    config = sys.modules["bench_objects"].config7
+
+    def one_attribute():
+        config.scale = 2.0
+        invalidation.sweep()
+        config.scale = 1.0
+        invalidation.sweep()
+
+    attribute = median_time(one_attribute, repeats=50) / 2
     functions = MODULES * FUNCTIONS_PER_MODULE
-    print(f"(2) post-cell check, {functions} functions in {MODULES} modules, {LAUNCHERS + 2} launchers: "
-          f"nothing changed {unchanged * 1e3:.3f} ms, one helper changed {changed * 1e3:.3f} ms "
-          f"(marimo after its fix: 0.17 ms)")
+    print(f"(2) post-cell check, {functions} functions in {MODULES} modules, {LAUNCHERS + 3} launchers, "
+          f"{LAUNCHERS * OBJECTS_PER_LAUNCHER} watched objects: nothing changed {unchanged * 1e3:.3f} ms, "
+          f"one helper changed {changed * 1e3:.3f} ms, one object attribute changed {attribute * 1e3:.3f} ms "
+          "(marimo after its fix: 0.17 ms, published)")
 
     from IPython.extensions.autoreload import ModuleReloader
 

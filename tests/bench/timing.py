@@ -16,6 +16,21 @@ def per_call(fn, *args, calls=200_000, repeats=5):
     return statistics.median(samples)
 
 
+def per_call_interleaved(calls_by_name, calls=100_000, rounds=9):
+    """Fastest seconds per call of each zero-argument callable, timed in
+    alternation (round after round) so that machine noise hits them alike."""
+    for fn in calls_by_name.values():
+        fn()
+    best = {name: float("inf") for name in calls_by_name}
+    for _ in range(rounds):
+        for name, fn in calls_by_name.items():
+            begin = time.perf_counter()
+            for _ in range(calls):
+                fn()
+            best[name] = min(best[name], (time.perf_counter() - begin) / calls)
+    return best
+
+
 def best_of(fn, *args, repeats=7):
     """Fastest of `repeats` timed calls of fn(*args) (after one warm call)."""
     fn(*args)

@@ -149,7 +149,7 @@ class Recorder:
                 self.functions[id(fn)] = (fn, fingerprint(fn))
 
     def read(self, owner, namespace, name, value, label=None):
-        key = (id(namespace), name)
+        key = (id(owner), name)  # a class's namespace is a fresh mappingproxy each time
         if key not in self.bindings:
             self.bindings[key] = Binding(owner, namespace, name, value, label)
 

@@ -184,7 +184,7 @@ class GuardedJit:
 def _recorder_of(record):
     recorder = Recorder()
     recorder.functions = {id(f): (f, recorded) for f, recorded in zip(record.functions, record.function_fingerprints)}
-    recorder.bindings = {(id(b.namespace), b.name): b for b in record.bindings}
+    recorder.bindings = {(id(b.owner), b.name): b for b in record.bindings}
     return recorder
 
 
