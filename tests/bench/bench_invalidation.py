@@ -45,6 +45,22 @@ OBJECTS = textwrap.dedent("""
     """) + "".join(f"v{i} = {i}.0\n" for i in range(32))
 
 
+# A launcher of the per-call measure: `value` is what its kernel adds to y[i].
+LAUNCHER = """
+
+@flyc.kernel
+def {name}_kernel(x: fx.Tensor, y: fx.Tensor, out: fx.Tensor, n: fx.Int32):
+    i = fx.thread_idx.x
+    if i < n:
+        out[i] = {value} + y[i]
+
+
+@flyc.jit
+def {name}(x: fx.Tensor, y: fx.Tensor, out: fx.Tensor, n: fx.Int32):
+    {name}_kernel(x, y, out, n).launch(block=(16,))
+"""
+
+
 def write_modules(folder):
     for m in range(MODULES):
         helpers = "\n".join(f"def h{m}_{f}(v):\n    return v + {f}.0\n" for f in range(FUNCTIONS_PER_MODULE))
@@ -75,54 +91,11 @@ def write_modules(folder):
         """).replace("OBJECT_READS", " + ".join(
             f"bench_objects.config{n * OBJECTS_PER_LAUNCHER + j}.scale" for j in range(OBJECTS_PER_LAUNCHER)))
         for n in range(LAUNCHERS))
-    hot = textwrap.dedent("""
-        import flyrt.compiler as flyc
-        import flyrt.expr as fx
-
-        def chain(v):
-            return CHAIN
-
-        @flyc.kernel
-        def hot_kernel(x: fx.Tensor, y: fx.Tensor, out: fx.Tensor, n: fx.Int32):
-            i = fx.thread_idx.x
-            if i < n:
-                out[i] = chain(x[i]) + y[i]
-
-        @flyc.jit
-        def hot(x: fx.Tensor, y: fx.Tensor, out: fx.Tensor, n: fx.Int32):
-            hot_kernel(x, y, out, n).launch(block=(16,))
-
-        @flyc.kernel
-        def values_kernel(x: fx.Tensor, y: fx.Tensor, out: fx.Tensor, n: fx.Int32):
-            i = fx.thread_idx.x
-            if i < n:
-                out[i] = x[i] * (VALUES) + y[i]
-
-        @flyc.jit
-        def values(x: fx.Tensor, y: fx.Tensor, out: fx.Tensor, n: fx.Int32):
-            values_kernel(x, y, out, n).launch(block=(16,))
-
-        @flyc.kernel
-        def objects_kernel(x: fx.Tensor, y: fx.Tensor, out: fx.Tensor, n: fx.Int32):
-            i = fx.thread_idx.x
-            if i < n:
-                out[i] = x[i] * (VALUES_AND_OBJECTS) + y[i]
-
-        @flyc.jit
-        def objects(x: fx.Tensor, y: fx.Tensor, out: fx.Tensor, n: fx.Int32):
-            objects_kernel(x, y, out, n).launch(block=(16,))
-
-        @flyc.kernel
-        def bare_kernel(x: fx.Tensor, y: fx.Tensor, out: fx.Tensor, n: fx.Int32):
-            i = fx.thread_idx.x
-            if i < n:
-                out[i] = x[i] + y[i]
-
-        @flyc.jit
-        def bare(x: fx.Tensor, y: fx.Tensor, out: fx.Tensor, n: fx.Int32):
-            bare_kernel(x, y, out, n).launch(block=(16,))
-        """).replace("VALUES_AND_OBJECTS", values_and_objects).replace("VALUES", values).replace("CHAIN", chain)
-    (folder / "bench_launchers.py").write_text(imports + "\n" + hot + launchers)
+    measured = "".join(LAUNCHER.format(name=name, value=value) for name, value in (
+        ("bare", "x[i]"), ("hot", "chain(x[i])"), ("values", f"x[i] * ({values})"),
+        ("objects", f"x[i] * ({values_and_objects})")))
+    header = f"import flyrt.compiler as flyc\nimport flyrt.expr as fx\n\n\ndef chain(v):\n    return {chain}\n"
+    (folder / "bench_launchers.py").write_text(imports + "\n" + header + measured + launchers)
 
 
 def main():
