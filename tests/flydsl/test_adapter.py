@@ -439,3 +439,54 @@ def test_a_stale_compiled_function_called_for_another_specialization_says_so(mak
     with pytest.raises(adapter.StaleCompiledFunctionError, match="another specialization .* call flyc.compile again"):
         module.run_compiled(launcher, torch.ones(512), torch.empty(512), 512)
     assert launches == []
+
+
+BUFFERS = """
+import numpy
+
+W = numpy.array([2.0, 5.0], dtype=numpy.float32)
+BIG = numpy.zeros(2048, dtype=numpy.float32)  # 8 KiB: more than the guard compares per call
+
+""" + FACTORY
+
+
+def test_an_element_of_a_buffer_read_while_tracing_is_watched(make_module):
+    module = make_module(BUFFERS.replace("C[i] = offset(scale(A[i]))", "C[i] = A[i] * float(W[0])"))
+    launcher = launch_once(module)
+    guard = adapter.handle_of(launcher)
+    module.W[1] = 9.0  # an element the trace did not read
+    launch_once(module)
+    assert guard.cache_info().compiles == 1
+    module.W[0] = 3.0
+    launch_once(module)
+    assert guard.cache_info().compiles == 2 and guard.last_reasons == ["W[0] changed"]
+
+
+def test_a_large_buffer_read_while_tracing_is_refused_at_its_line(make_module):
+    from flyrt.errors import KernelError
+
+    module = make_module(BUFFERS.replace("C[i] = offset(scale(A[i]))", "C[i] = A[i] * float(BIG[3])"))
+    with pytest.raises(KernelError, match=r"BIG\[3\] reads a ndarray of 8192 bytes while tracing.*fx.Tensor") as error:
+        launch_once(module)
+    line = next(n for n, text in enumerate(Path(module.__file__).read_text().splitlines(), 1) if "BIG[3]" in text)
+    assert (error.value.filename, error.value.lineno) == (module.__file__, line)
+
+
+@pytest.mark.parametrize("source, loaded, expected", [
+    ("W[0]", "W", ("const", 0)),
+    ("W[k]", "W", ("local", "k")),
+    ("cfg.W[k + 1]", "W", ("computed", None)),
+    ("W[idx[0]]", "W", ("computed", None)),
+    ("W[idx[0]]", "idx", ("const", 0)),
+    ("W.shape[0]", "W", None),  # the subscript takes W.shape, not W
+    ("g(W)[0]", "W", None),
+])
+def test_the_recorder_finds_which_load_a_subscript_reads_from(source, loaded, expected):
+    import dis
+
+    from flyrt.flydsl_adapter.subscripts import subscript_key
+
+    code = compile(f"def f(k):\n    return {source}\n", "<test>", "exec").co_consts[0]
+    instructions = [i for i in dis.get_instructions(code) if i.opname not in ("CACHE", "EXTENDED_ARG")]
+    index = next(n for n, i in enumerate(instructions) if i.argval == loaded and i.opname.startswith("LOAD"))
+    assert subscript_key(instructions, index) == expected

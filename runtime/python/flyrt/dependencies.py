@@ -210,9 +210,9 @@ class Recorder:
             frame = user_frame()
             filename, lineno = (frame.f_code.co_filename, frame.f_lineno) if frame else ("?", 0)
             raise KernelError(
-                f"{text}[{key!r}] reads a {type(obj).__name__} of {view.nbytes} bytes while tracing: the value would "
-                f"be compiled in, and flyrt watches the contents of buffers up to {WATCHED_BUFFER_BYTES} bytes only; "
-                f"pass {text} as an fx.Tensor argument, or the value as an fx.Constexpr", filename, lineno)
+                f"{subscript_text(text, key)} reads a {type(obj).__name__} of {view.nbytes} bytes while tracing: the "
+                f"value would be compiled in, and flyrt watches the contents of buffers up to {WATCHED_BUFFER_BYTES} "
+                f"bytes only; pass {text} as an fx.Tensor argument, or the value as an fx.Constexpr", filename, lineno)
         _, _, elements = self.buffers.setdefault(id(obj), (obj, text, {}))
         elements.setdefault(repr(key), (key, _element_bytes(obj[key])))
 
@@ -227,6 +227,11 @@ class Recorder:
 
 
 WATCHED_BUFFER_BYTES = 4096
+
+
+def subscript_text(text, key):
+    """`text[key]` as written (the whole buffer: `text[:]`)."""
+    return f"{text}[{':' if key == slice(None) else repr(key)}]"
 
 
 def _host_buffer(obj):
@@ -325,7 +330,7 @@ class DependencyRecord:
                 except (IndexError, TypeError, ValueError):
                     same = False
                 if not same:
-                    reasons.append(f"{text}[{key!r}] changed")
+                    reasons.append(f"{subscript_text(text, key)} changed")
         return reasons
 
     def refresh(self):

@@ -70,6 +70,8 @@ def _namespace(where):
 def describe(recorder):
     """The manifest of one trace's dependencies, or None if one is not portable:
     [kind, where, name, fingerprint] for each binding read and function run."""
+    if recorder.buffers:
+        return None  # buffers are known only by identity
     specs = []
     for binding in recorder.bindings.values():
         specs.append(["binding", _where(binding), binding.name, portable_fingerprint(binding.value)])

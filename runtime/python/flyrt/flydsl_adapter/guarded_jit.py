@@ -143,6 +143,8 @@ class GuardedJit:
         self._recorder.functions.update(recorder.functions)
         for key, binding in recorder.bindings.items():
             self._recorder.bindings.setdefault(key, binding)
+        for key, (buffer, text, elements) in recorder.buffers.items():
+            self._recorder.buffers.setdefault(key, (buffer, text, {}))[2].update(elements)
         reason = ("recompiled: " + "; ".join(self.last_reasons) if self.last_reasons and self.record is None
                   else "first call" if self.traces + self.loads == 1 else "new specialization")
         self.record = DependencyRecord(self._recorder, self.__qualname__)
@@ -185,6 +187,7 @@ def _recorder_of(record):
     recorder = Recorder()
     recorder.functions = {id(f): (f, recorded) for f, recorded in zip(record.functions, record.function_fingerprints)}
     recorder.bindings = {(id(b.owner), b.name): b for b in record.bindings}
+    recorder.buffers = {id(buffer): (buffer, text, dict(elements)) for buffer, text, elements in record.buffers}
     return recorder
 
 

@@ -8,8 +8,9 @@ not the standard library or site-packages) and records each ``LOAD_GLOBAL``
 that executes, and the attribute reads chained on what it loaded or on a
 local (``consts.BLOCK``, ``helpers.load_q``, ``cfg.fn``, ``self.scale``) the
 way flyrt's own front end records them (``Recorder.attribute``, one rule
-for both): what actually ran, branch by branch, not a walk over
-``co_names``. Tracing costs this once per compile, never per
+for both), and elements of host buffers those loads are subscripted for
+(``W[0]``: ``Recorder.buffer``, the same rule again): what actually ran,
+branch by branch, not a walk over ``co_names``. Tracing costs this once per compile, never per
 launch. A debugger's or coverage tool's trace function keeps receiving its
 events.
 """
@@ -22,23 +23,27 @@ import types
 import weakref
 
 from ..dependencies import MISSING, is_user_class, is_user_file, is_user_module, unchanging
+from .subscripts import subscript_key
 
 _ATTRIBUTE_LOADS = {"LOAD_ATTR", "LOAD_METHOD"}
 _LOCAL_LOADS = {"LOAD_FAST", "LOAD_DEREF", "LOAD_CLOSURE"}
-_code_loads = weakref.WeakKeyDictionary()  # code -> {offset: (opname, name)}
+_code_loads = weakref.WeakKeyDictionary()  # code -> {offset: (opname, name, how it is subscripted)}
 _user_files = {}  # co_filename -> is the user's code
 
 
 def _loads(code):
     """The instructions to follow: global loads, attribute loads, and local
-    loads whose value an attribute load takes next."""
+    loads whose value an attribute load or a subscript takes next."""
     loads = _code_loads.get(code)
     if loads is None:
         instructions = [i for i in dis.get_instructions(code) if i.opname not in ("CACHE", "EXTENDED_ARG")]
-        loads = _code_loads[code] = {
-            i.offset: (i.opname, i.argval) for i, after in zip(instructions, instructions[1:] + [None])
-            if i.opname == "LOAD_GLOBAL" or i.opname in _ATTRIBUTE_LOADS
-            or (i.opname in _LOCAL_LOADS and after is not None and after.opname in _ATTRIBUTE_LOADS)}
+        loads = _code_loads[code] = {}
+        for index, (i, after) in enumerate(zip(instructions, instructions[1:] + [None])):
+            if i.opname == "LOAD_GLOBAL" or i.opname in _ATTRIBUTE_LOADS or i.opname in _LOCAL_LOADS:
+                subscript = subscript_key(instructions, index)
+                attribute_next = after is not None and after.opname in _ATTRIBUTE_LOADS
+                if i.opname not in _LOCAL_LOADS or attribute_next or subscript is not None:
+                    loads[i.offset] = (i.opname, i.argval, subscript)
     return loads
 
 
@@ -99,7 +104,8 @@ class TraceRecorder:
         base = self._last_loaded.pop(key, None)
         if load is None:
             return
-        opname, name = load
+        opname, name, subscript = load
+        text = name
         if opname == "LOAD_GLOBAL":
             namespace = frame.f_globals
             if name in namespace:
@@ -115,9 +121,24 @@ class TraceRecorder:
         elif base is not None:
             obj, text, from_user = base
             value = self._attribute(obj, name, text)
+            text = f"{text}.{name}"
             library_module = isinstance(obj, types.ModuleType) and not is_user_module(obj)
             if value is not MISSING:
-                self._follow(key, value, f"{text}.{name}", from_user=from_user and not library_module)
+                self._follow(key, value, text, from_user=from_user and not library_module)
+        else:
+            return
+        if subscript is not None and value is not MISSING:
+            self._element(frame, value, text, subscript)
+
+    def _element(self, frame, buffer, text, subscript):
+        """`text[key]` is read next: an element of a host buffer is a
+        dependency; a key only known once computed stands for the whole buffer."""
+        kind, key = subscript
+        if kind == "local":
+            key = frame.f_locals.get(key, MISSING)
+        if kind == "computed" or not isinstance(key, (int, slice, tuple)):
+            key = slice(None)
+        self._recorder.buffer(buffer, text, key)
 
     def _attribute(self, obj, name, text):
         """Records `obj.name` and returns its value (MISSING when a getter
