@@ -171,8 +171,11 @@ def test_flydsl_magics(session):
     assert "unknown %flydsl command" in kernel.stdout(outputs, "stderr")
 
 
+OPS = "class Ops:\n    def scale(self, v):\n        return v * 2.0\nops = Ops()\nKERNEL_BODY = 'ops.scale(x[i])'"
+
 # Each scenario through the kernel, cell by cell: the module as written, the
-# change a later cell makes, out[2] before and after, and the compiles.
+# change a later cell makes, out[2] before and after, the compiles, and (for
+# reads through objects and buffers) how the notice names what changed.
 SCENARIOS = {
     "module_attribute": (
         "import {helpers} as helpers\nKERNEL_BODY = 'helpers.helper(x[i])'",
@@ -187,7 +190,8 @@ SCENARIOS = {
     "defaults_changed": (
         "def h(v, k=1.0):\n    return v + k\nKERNEL_BODY = 'h(x[i])'", "m.h.__defaults__ = (5.0,)", "3.0", "7.0", 2),
     "closure_cell_changed": (
-        "def make():\n    k = 1.0\n    def h(v):\n        return v + k\n    return h\nh = make()\nKERNEL_BODY = 'h(x[i])'",
+        "def make():\n    k = 1.0\n    def h(v):\n        return v + k\n    return h\n"
+        "h = make()\nKERNEL_BODY = 'h(x[i])'",
         "m.h.__closure__[0].cell_contents = 9.0", "3.0", "11.0", 2),
     "transitive_helper": (
         "def inner(v):\n    return v + 1.0\ndef outer(v):\n    return inner(v)\nKERNEL_BODY = 'outer(x[i])'",
@@ -202,6 +206,21 @@ SCENARIOS = {
     "staticmethod_on_class": (
         "class Ops:\n    @staticmethod\n    def h(v):\n        return v + 1.0\nKERNEL_BODY = 'Ops.h(x[i])'",
         "m.Ops.h = staticmethod(lambda v: v + 4.0)", "3.0", "6.0", 2),
+    "instance_attribute": (
+        "class Cfg:\n    pass\ncfg = Cfg()\ncfg.scale = 2.0\nKERNEL_BODY = 'x[i] * cfg.scale'",
+        "m.cfg.scale = 3.0", "4.0", "6.0", 2, "cfg.scale changed from 2.0 to 3.0"),
+    "class_attribute_through_an_instance": (
+        "class K:\n    scale = 2.0\nk = K()\nKERNEL_BODY = 'x[i] * k.scale'",
+        "m.K.scale = 5.0", "4.0", "10.0", 2, "K.scale changed from 2.0 to 5.0"),
+    "method_patched_on_the_class": (
+        OPS,
+        "m.Ops.scale = lambda self, v: v * 7.0", "4.0", "14.0", 2, "Ops.scale now refers to a different function"),
+    "method_shadowed_on_the_instance": (
+        OPS,
+        "m.ops.scale = lambda v: v * 3.0", "4.0", "6.0", 2, "ops.scale is now set on the object"),
+    "array_element": (
+        "import numpy\nW = numpy.array([2.0, 5.0], dtype=numpy.float32)\nKERNEL_BODY = 'x[i] * float(W[0])'",
+        "m.W[0] = 3.0", "4.0", "6.0", 2, "W[0] changed"),
 }
 
 SCENARIO_KERNEL = """
@@ -222,7 +241,7 @@ def launch(x: fx.Tensor, out: fx.Tensor):
 
 @pytest.mark.parametrize("scenario", sorted(SCENARIOS))
 def test_scenario_through_the_kernel(kernel, tmp_path, scenario):
-    setup, change, before, after, compiles = SCENARIOS[scenario]
+    setup, change, before, after, compiles, *named = SCENARIOS[scenario]
     helpers = f"khelpers_{scenario}"
     (tmp_path / f"{helpers}.py").write_text("def helper(v):\n    return v + 1.0\n")
     body = setup.format(helpers=helpers).rsplit("KERNEL_BODY = ", 1)
@@ -235,6 +254,7 @@ def test_scenario_through_the_kernel(kernel, tmp_path, scenario):
     assert result(kernel, "m.launch(x, out); float(out[2])")[0] == before
     _, text = result(kernel, change)
     assert "flyrt: evicted launcher launch" in text  # the notice, right after the change
+    assert all(what in text for what in named), text
     assert result(kernel, "m.launch(x, out); float(out[2])")[0] == after
     assert result(kernel, "m.launch.cache_info().compiles")[0] == str(compiles)
 
