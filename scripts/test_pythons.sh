@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# The runtime's tests on the other CPythons flyrt supports (the versions
-# given, else $FLYRT_TEST_PYTHONS, else 3.12 and 3.13; the main venv is 3.11): the dependency guard reads dicts through
-# a different mechanism from 3.12 on (dict watchers). Each gets a venv
-# .venv-pyX.Y with the pins of requirements.txt and a runtime build
-# build-pyX.Y, both incremental. The main venv (scripts/setup.sh) supplies
-# ptxas. torch exists here for 3.11 only, so its tests run there.
+# The runtime's tests on the other CPythons flyrt supports: the versions
+# given, else $FLYRT_TEST_PYTHONS, else 3.12 and 3.13 (the main venv is
+# 3.11), from pyenv's versions or python3.X on PATH. The dependency guard
+# reads dicts through another mechanism from 3.12 on (dict watchers). Each
+# gets a venv .venv-pyX.Y with the pins of requirements.txt and a runtime
+# build build-pyX.Y, both incremental. The main venv (scripts/setup.sh)
+# supplies ptxas; torch exists here for 3.11 only, so its tests run there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 versions=("$@")
@@ -14,7 +15,7 @@ ptxas=$(.venv/bin/python -c "import sys; sys.path.insert(0, 'tests/runtime'); im
 
 interpreter() {
     local candidate
-    for candidate in $(command -v pyenv >/dev/null && ls -d "$(pyenv root)/versions/$1".*/bin/python | sort -rV) \
+    for candidate in $(ls -d "${PYENV_ROOT:-$HOME/.pyenv}/versions/$1".*/bin/python 2>/dev/null | sort -rV) \
         "python$1"; do
         if "$candidate" -c pass 2>/dev/null; then
             echo "$candidate"
