@@ -395,3 +395,18 @@ def test_shutdown_runs_atexit_and_ends_the_process(fresh_kernel, tmp_path):
     fresh_kernel.shutdown()
     assert not fresh_kernel.km.is_alive()
     assert marker.read_text() == "yes"
+
+
+def test_a_forged_message_is_dropped_and_logged_never_shown_in_a_cell(fresh_kernel):
+    from jupyter_client.session import Session
+
+    fresh_kernel.execute("1")  # the cell output captures are set up
+    forger = Session(key=b"not-the-kernel-key", username="intruder")
+    channel = fresh_kernel.kc.shell_channel
+    forger.send(channel.socket, forger.msg("execute_request", {"code": "forged = True", "silent": False}))
+    reply, outputs = fresh_kernel.execute("'forged' in globals()")
+    assert of_type(outputs, "execute_result")[0]["data"]["text/plain"] == "False"
+    shown = fresh_kernel.stdout(outputs, "stderr") + fresh_kernel.stdout(outputs)
+    reply, outputs = fresh_kernel.execute("2")
+    shown += fresh_kernel.stdout(outputs, "stderr") + fresh_kernel.stdout(outputs)
+    assert "ignature" not in shown, shown

@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <iostream>
 #include <utility>
 
 #include <pybind11_json/pybind11_json.hpp>
@@ -49,7 +50,13 @@ private:
 
 interpreter::interpreter(ipython_history& history) : m_history(history) {}
 
-interpreter::~interpreter() = default;
+interpreter::~interpreter()
+{
+    if (m_log)
+    {
+        std::cerr.rdbuf(m_cerr_before);
+    }
+}
 
 interpreter& interpreter::current()
 {
@@ -93,6 +100,10 @@ nl::json interpreter::execute_request_impl(int execution_counter,
         // the terminal, not the first cell.
         m_output->capture_fd(STDOUT_FILENO, "stdout");
         m_output->capture_fd(STDERR_FILENO, "stderr");
+        // xeus reports what it drops (a forged message) on std::cerr: that
+        // belongs in the kernel's log, not in the user's next cell.
+        m_log = std::make_unique<fd_streambuf>(m_output->original_stderr());
+        m_cerr_before = std::cerr.rdbuf(m_log.get());
         m_fds_captured = true;
     }
     m_gate.open();

@@ -10,6 +10,7 @@
 #include <xeus/xinterpreter.hpp>
 
 #include "comm_bridge.hpp"
+#include "fd_streambuf.hpp"
 #include "iopub_gate.hpp"
 #include "ipython_history.hpp"
 #include "output_channel.hpp"
@@ -65,6 +66,8 @@ private:
     std::unique_ptr<output_channel> m_output;
     std::unique_ptr<comm_bridge> m_comms;
     bool m_fds_captured = false;
+    std::unique_ptr<fd_streambuf> m_log; // std::cerr while fds 1 and 2 lead to cells
+    std::streambuf* m_cerr_before = nullptr;
     pybind11::object m_facade;
 };
 
