@@ -1,9 +1,14 @@
 """What the conformance suite does not cover, through jupyter_client."""
 
+import os
 import re
+import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
+
+import pytest
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
@@ -410,3 +415,35 @@ def test_a_forged_message_is_dropped_and_logged_never_shown_in_a_cell(fresh_kern
     reply, outputs = fresh_kernel.execute("2")
     shown += fresh_kernel.stdout(outputs, "stderr") + fresh_kernel.stdout(outputs)
     assert "ignature" not in shown, shown
+
+
+CLIENT_THAT_DIES = """
+import sys, time
+from jupyter_client.manager import start_new_kernel
+km, kc = start_new_kernel(kernel_name="xflydsl", startup_timeout=60)
+print(km.provisioner.process.pid, flush=True)
+time.sleep(600)
+"""
+
+
+def _running(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")  # a zombie has exited
+    except FileNotFoundError:
+        return False
+
+
+def test_a_kernel_whose_client_is_killed_exits(tmp_path):
+    client = subprocess.Popen([sys.executable, "-c", CLIENT_THAT_DIES], stdout=subprocess.PIPE, text=True,
+                              cwd=tmp_path)
+    kernel_pid = int(client.stdout.readline())
+    assert _running(kernel_pid)
+    client.send_signal(signal.SIGKILL)
+    client.wait()
+    deadline = time.monotonic() + 10
+    while _running(kernel_pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    if _running(kernel_pid):
+        os.kill(kernel_pid, signal.SIGKILL)
+        pytest.fail("the kernel outlived the client that started it by 10 s")

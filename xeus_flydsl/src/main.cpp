@@ -13,6 +13,7 @@
 #include "embedded_python.hpp"
 #include "interpreter.hpp"
 #include "ipython_history.hpp"
+#include "parent_watch.hpp"
 #include "sigint_window.hpp"
 
 #ifndef XFLYDSL_PYTHON_EXECUTABLE
@@ -65,6 +66,8 @@ int main(int argc, char* argv[])
                              std::move(interp),
                              xeus::make_xserver_shell_main,
                              std::move(history));
+
+        xflydsl::parent_watch orphan_guard;
 
         // xeus announces itself on std::clog, which reaches the user's
         // terminal under `jupyter console`; it logs nothing else there.
