@@ -88,6 +88,14 @@ def test_wrong_arguments_raise_before_native_code_runs():
     np.testing.assert_array_equal(dst, src)
 
 
+def test_an_array_of_the_other_byte_order_is_refused_never_misread():
+    src, dst = np.arange(8, dtype=">f4"), np.zeros(8, np.float32)
+    with pytest.raises(ValueError, match=r"argument 'src': its bytes are big-endian.*astype\(src.dtype.newbyteorder"):
+        copy(src, dst, 8)
+    copy(src.astype(src.dtype.newbyteorder("=")), dst, 8)
+    np.testing.assert_array_equal(dst, np.arange(8))
+
+
 def test_rank_mismatch_is_an_index_error_at_the_kernel_line():
     with pytest.raises(IndexError, match="has 2 dimensions, indexed with 1") as info:
         copy(np.zeros((2, 4), np.float32), np.zeros(8, np.float32), 8)

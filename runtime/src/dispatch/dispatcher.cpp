@@ -295,6 +295,15 @@ void dispatcher::describe_tensor(std::size_t index, PyObject* value, call_state&
                 "argument '" + name + "': unsupported tensor dtype " +
                 py::str(py::handle(reinterpret_cast<PyObject*>(PyArray_DESCR(array)))).cast<std::string>());
         }
+        if (!PyArray_ISNOTSWAPPED(array) && PyArray_ITEMSIZE(array) > 1)
+        {
+            // Kernels read elements as this machine stores them; converting
+            // would copy behind the user's back (and lose stores).
+            throw py::value_error("argument '" + name + "': its bytes are " +
+                                  (PyArray_DESCR(array)->byteorder == '>' ? "big" : "little") +
+                                  "-endian, not this machine's order: pass " + name + ".astype(" + name +
+                                  ".dtype.newbyteorder('='))");
+        }
         view.ndim = PyArray_NDIM(array);
         if (view.ndim > tensor_view::max_dims)
         {
