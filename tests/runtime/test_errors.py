@@ -123,3 +123,15 @@ def test_out_of_bounds_access_is_reported_with_debug_bounds(monkeypatch):
     assert f"{HERE}:{line_of('dst[i] = src[i]')}" in message
     np.testing.assert_array_equal(guard[4:], -1.0)  # nothing written past dst
     np.testing.assert_array_equal(dst, src[:4])
+
+
+def test_a_read_only_output_is_refused_naming_it_and_a_read_only_input_is_fine():
+    src, dst = np.arange(8, dtype=np.float32), np.zeros(8, np.float32)
+    dst.setflags(write=False)
+    with pytest.raises(ValueError, match=r"argument 'dst': launcher copy stores into it, and the array is read-only"):
+        copy(src, dst, 8)
+    assert not dst.any()
+    src.setflags(write=False)
+    out = np.zeros(8, np.float32)
+    copy(src, out, 8)  # only read: fine
+    np.testing.assert_array_equal(out, src)

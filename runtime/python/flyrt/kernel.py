@@ -48,6 +48,8 @@ class PendingLaunch:
         name = trace.kernels.get((self.kernel, signature))
         if name is None:
             name = self._trace(trace, params, signature)
+        for pname in trace.kernel_stores[name]:
+            self.arguments[pname].written = True  # the launcher's tensor: its artifact writes it
         geometry = [convert(v, dtypes.Int32).id for v in (*_dim3(grid), *_dim3(block), smem)]
         trace.builder.launch(name, geometry + [_stream(stream).id], natives, where)
 
@@ -114,6 +116,8 @@ class PendingLaunch:
         finally:
             trace.builders.pop()
         trace.kernels[(kernel, signature)] = name
+        trace.kernel_stores[name] = [pname for pname, value in args.items()
+                                     if isinstance(value, tensor.TensorValue) and value.written]
         return name
 
 

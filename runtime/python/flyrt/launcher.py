@@ -152,7 +152,7 @@ class JitFunction(_core.Dispatcher):
             description = cuda_driver.arch_target(arch) if arch else cuda_driver.target(0)
         else:
             description = targets.description(code, 0, block.cpu_warp_size())
-        trace, _ = self._trace(specs, dict(zip(self.signature.parameters, bound)), description)
+        trace = self._trace(specs, dict(zip(self.signature.parameters, bound)), description)[0]
         payload, _ = trace.module.compile(description)
         return Lowered(description, str(trace.module), payload)
 
@@ -243,7 +243,9 @@ class JitFunction(_core.Dispatcher):
         if problem is not None:
             message, filename, lineno = problem
             raise_at(KernelError(message, filename, lineno), filename, lineno)
-        return trace, host_name
+        written = [i for i, value in enumerate(args.values())
+                   if isinstance(value, tensor.TensorValue) and value.written]  # refused when read-only
+        return trace, host_name, written
 
     def _compile(self, bound_args, key):
         self._check_factory()
@@ -264,7 +266,7 @@ class JitFunction(_core.Dispatcher):
                     (time.perf_counter() - start) * 1e3, "reused"))
                 return earlier.artifact, False
         stale = next((r.last_reason for r in reversed(history) if r.last_reason), None)
-        trace, host_name = self._trace(specs, bound, target)
+        trace, host_name, written = self._trace(specs, bound, target)
         ir_text = str(trace.module)
         self.last_ir = ir_text  # for inspection: what the latest compile traced
         digest = hashlib.sha256(f"{_compiler_id(target)}\n{ir_text}".encode()).hexdigest()
@@ -276,6 +278,7 @@ class JitFunction(_core.Dispatcher):
             if use_disk:
                 disk_cache.store(digest, payload)
         artifact = _core.load_artifact(payload, host_name, target, device)
+        artifact.written_params = written
         record = DependencyRecord(trace.recorder, self.__qualname__)
         record.artifact, artifact.record, artifact.guard = artifact, record, record.guard
         history.append(record)

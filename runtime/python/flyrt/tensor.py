@@ -33,6 +33,7 @@ class TensorValue:
         if contiguous and ndim > 0:
             self._strides[-1] = 1  # known, so inner loops vectorize
         self.contiguous = contiguous
+        self.written = False  # a store into it was traced
 
     @property
     def ndim(self):
@@ -127,6 +128,7 @@ class TensorValue:
             builder.store(self.pointer, self._offset(indices).id, vector.id, line(), align)
             return 0
 
+        self.written = True
         if bounds_checking():
             self._check_last_lane(indices, vector.lanes)
             self._checked(indices, store, lambda: 0)
@@ -164,6 +166,7 @@ class TensorValue:
             builder.store(self.pointer, self._offset(indices).id, value.id, line())
             return 0
 
+        self.written = True
         if bounds_checking():
             self._checked(indices, store, lambda: 0)
         else:

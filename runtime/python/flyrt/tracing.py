@@ -20,6 +20,7 @@ class Trace:
         self.target = target  # a _core.Target: what the kernels run on
         self.builders = []  # function builders, innermost last
         self.kernels = {}  # (kernel, signature) -> traced kernel name
+        self.kernel_stores = {}  # traced kernel name -> its tensor parameters stored into
         self.names = set()
         self.files = {}  # id(builder) -> file its ops currently come from
         self.recorder = Recorder()  # what the traced code reads and runs

@@ -5,6 +5,7 @@
 #define NPY_NO_DEPRECATED_API NPY_2_0_API_VERSION
 #include <numpy/arrayobject.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
@@ -200,6 +201,7 @@ struct dispatcher::call_state
     std::vector<std::uint64_t> slots;
     std::vector<py::object> keep_alive; // arrays made by the adapter
     std::vector<tensor_device> devices; // where each tensor argument lives
+    std::vector<std::size_t> read_only; // parameters whose array is not writeable
 
     void clear()
     {
@@ -207,6 +209,7 @@ struct dispatcher::call_state
         key.clear();
         slots.clear();
         keep_alive.clear();
+        read_only.clear();
         devices.clear();
     }
 
@@ -324,6 +327,10 @@ void dispatcher::describe_tensor(std::size_t index, PyObject* value, call_state&
         }
         view.data = reinterpret_cast<std::uint64_t>(PyArray_DATA(array));
         view.contiguous = PyArray_IS_C_CONTIGUOUS(array) != 0;
+        if (!PyArray_ISWRITEABLE(array))
+        {
+            state.read_only.push_back(index);
+        }
     }
     state.devices.push_back({index, view.device, view.device_index});
     const std::int64_t index_bits = fits_int32(view) ? 32 : 64;
@@ -658,6 +665,7 @@ py::object dispatcher::call(PyObject* args, PyObject* kwargs)
         }
         m_cache.emplace(state.key, keep);
     }
+    refuse_read_only_outputs(*found, state);
     ++found->hits;
     if (state.key[1] == static_cast<std::int64_t>(target_choice::cuda))
     {
@@ -673,6 +681,19 @@ py::object dispatcher::call(PyObject* args, PyObject* kwargs)
         throw std::runtime_error("launcher " + m_name + ": " + launch::last_error());
     }
     return py::none();
+}
+
+void dispatcher::refuse_read_only_outputs(const artifact& found, const call_state& state) const
+{
+    for (const std::size_t param : state.read_only)
+    {
+        if (std::find(found.written_params.begin(), found.written_params.end(), param) !=
+            found.written_params.end())
+        {
+            throw py::value_error("argument '" + m_params[param].name + "': launcher " + m_name +
+                                  " stores into it, and the array is read-only (its WRITEABLE flag is off)");
+        }
+    }
 }
 
 std::size_t dispatcher::clear()

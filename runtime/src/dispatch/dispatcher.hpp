@@ -75,6 +75,7 @@ struct artifact
     std::uint64_t hits = 0;
     std::shared_ptr<dependency_guard> guard; // null: depends on nothing watched
     pybind11::object record;                 // Python's account of the dependencies
+    std::vector<std::size_t> written_params; // tensor parameters its kernels store into
 };
 
 struct cache_counters
@@ -136,6 +137,8 @@ private:
 
     // Binds a call's arguments and describes them into `state`: key and slots.
     void specialize(PyObject* args, PyObject* kwargs, call_state& state);
+    // Raises when the artifact stores into an argument that is read-only.
+    void refuse_read_only_outputs(const artifact& found, const call_state& state) const;
     // Fills `state` from one bound argument; false: not representable here.
     void describe(std::size_t index, PyObject* value, call_state& state);
     void describe_tensor(std::size_t index, PyObject* value, call_state& state);
