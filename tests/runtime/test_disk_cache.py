@@ -2,6 +2,7 @@
 several processes filling one cache at once."""
 
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -31,6 +32,7 @@ PROGRAM = textwrap.dedent("""
     assert np.array_equal(y, 2 * x + 1), "wrong result"
     info = axpy.cache_info()
     print(info.compiles, info.misses, sum("corrupt cache entry" in str(w.message) for w in caught))
+    print(*sorted(str(w.message) for w in caught if "cannot" in str(w.message)), sep="\\n")
 """)
 
 
@@ -41,11 +43,15 @@ def program(directory):
     return str(path)
 
 
-def run(cache_dir, enabled="1"):
+def run(cache_dir, enabled="1", limits=None):
+    """(compiles, misses, corrupt-entry warnings) of one process; with `limits`, also its
+    cache-unavailable warnings. `limits`: a function run in the child before it starts."""
     env = dict(os.environ, FLYDSL_RUNTIME_ENABLE_CACHE=enabled, FLYDSL_RUNTIME_CACHE_DIR=str(cache_dir / "cache"))
-    done = subprocess.run([sys.executable, program(cache_dir)], env=env, capture_output=True, text=True, check=True)
-    compiles, misses, corrupt = map(int, done.stdout.split())
-    return compiles, misses, corrupt
+    done = subprocess.run([sys.executable, program(cache_dir)], env=env, capture_output=True, text=True, check=True,
+                          preexec_fn=limits)
+    counts, *unavailable = done.stdout.splitlines()
+    compiles, misses, corrupt = map(int, counts.split())
+    return (compiles, misses, corrupt, unavailable) if limits else (compiles, misses, corrupt)
 
 
 def entries(cache_dir):
@@ -80,3 +86,30 @@ def test_processes_filling_one_cache_at_once(tmp_path):
     assert all(out.split()[2] == "0" for out in outputs)
     assert len(entries(tmp_path)) == 1
     assert not list(Path(tmp_path).rglob(".tmp-*"))
+
+
+def test_a_cache_that_cannot_be_written_or_read_never_fails_a_launch(tmp_path):
+    import resource
+
+    def full_disk():  # files may not grow past 100 bytes: every entry's write fails (EFBIG)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (100, 100))
+
+    compiles, misses, corrupt, said = run(tmp_path, limits=full_disk)
+    assert (compiles, misses, corrupt) == (1, 1, 0) and not entries(tmp_path)
+    assert len(said) == 1 and "cannot write the disk cache" in said[0] and "File too large" in said[0]
+    assert not list(Path(tmp_path).rglob(".tmp-*"))
+
+    shutil.rmtree(tmp_path / "cache")
+    (tmp_path / "cache").write_text("a file where the cache directory should be")  # unwritable, unreadable
+    compiles, misses, corrupt, said = run(tmp_path, limits=lambda: None)
+    assert (compiles, misses, corrupt) == (1, 1, 0)
+    assert len(said) == 2 and "cannot read the disk cache" in said[0] and "cannot write the disk cache" in said[1]
+
+    (tmp_path / "cache").unlink()
+    run(tmp_path)
+    (entry,) = entries(tmp_path)
+    entry.unlink()
+    entry.mkdir()  # an entry that cannot be read (gone, a directory in its place)
+    compiles, misses, corrupt, said = run(tmp_path, limits=lambda: None)
+    assert (compiles, misses, corrupt) == (1, 1, 0)
+    assert any("cannot read the disk cache" in line for line in said)

@@ -4,9 +4,13 @@ Content-addressed: an entry's name is the SHA-256 of what produced it (the
 module's IR text, the CPU target and the compiler build), so no process can be
 served code compiled from anything else. Writes are atomic (a temporary file
 renamed into place) and every entry carries a checksum of its payload; a
-corrupt or truncated entry is reported, removed and rebuilt.
+corrupt or truncated entry is reported, removed and rebuilt. A cache that
+cannot be read or written (a read-only or missing directory, a full disk, an
+entry gone mid-read) never fails a launch: the code runs from memory and one
+warning per problem says why.
 """
 
+import contextlib
 import hashlib
 import os
 import tempfile
@@ -29,6 +33,21 @@ class CorruptEntryWarning(UserWarning):
     """A cache entry failed its checksum and was removed."""
 
 
+class CacheUnavailableWarning(UserWarning):
+    """The cache could not be read or written; compiled code stays in memory."""
+
+
+_reported = set()  # (what, error kind) already said
+
+
+def _unavailable(what, path, error):
+    key = (what, type(error).__name__, getattr(error, "errno", None))
+    if key not in _reported:
+        _reported.add(key)
+        warnings.warn(f"flyrt: cannot {what} the disk cache at {path} ({error}); the compiled code is kept in "
+                      "memory for this process", CacheUnavailableWarning, stacklevel=3)
+
+
 def _path(key):
     return os.path.join(directory(), key[:2], key + ".obj")
 
@@ -41,6 +60,9 @@ def load(key):
             data = f.read()
     except FileNotFoundError:
         return None
+    except OSError as error:
+        _unavailable("read", path, error)
+        return None
     header = len(_MAGIC) + _DIGEST
     payload = data[header:]
     if data[: len(_MAGIC)] != _MAGIC or hashlib.sha256(payload).digest() != data[len(_MAGIC) : header]:
@@ -49,18 +71,26 @@ def load(key):
             os.remove(path)
         except FileNotFoundError:
             pass  # another process removed it first
+        except OSError as error:
+            _unavailable("remove a corrupt entry from", path, error)
         return None
     return payload
 
 
 def store(key, payload):
+    """Stores `payload` under `key`; a failure is a warning, never an error."""
     path = _path(key)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    fd, temporary = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-")
+    temporary = None
     try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        fd, temporary = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-")
         with os.fdopen(fd, "wb") as f:
             f.write(_MAGIC + hashlib.sha256(payload).digest() + payload)
         os.replace(temporary, path)
-    except BaseException:
-        os.unlink(temporary)
-        raise
+    except BaseException as error:  # an interrupt too: no temporary file left behind
+        if temporary is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+        if not isinstance(error, OSError):
+            raise
+        _unavailable("write", path, error)
