@@ -1,9 +1,11 @@
 """Every compile of the process: what, for which key, why, how long."""
 
+import collections
 import time
 from dataclasses import dataclass, field
 
-_log = []
+KEPT = 1000  # the latest records; a long session's log stays bounded
+_log = collections.deque(maxlen=KEPT)
 
 
 @dataclass
@@ -25,5 +27,5 @@ def record(entry):
 
 
 def compile_log():
-    """The records so far, oldest first."""
+    """The latest records (up to KEPT), oldest first."""
     return list(_log)

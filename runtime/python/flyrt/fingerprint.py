@@ -10,7 +10,8 @@ import functools
 import hashlib
 import types
 
-_code_fingerprints = {}  # id(code) -> (code, fingerprint); the code is kept alive
+_code_fingerprints = {}  # id(code) -> (code, fingerprint); the code is kept alive, so its id stays its own
+_CODE_FINGERPRINTS_KEPT = 4096
 _extensions = []  # (class, fingerprinter): objects of other DSLs that wrap a function
 
 
@@ -31,6 +32,8 @@ def _code(code):
     for const in code.co_consts:
         parts.append(_code(const) if isinstance(const, types.CodeType) else f"{type(const).__name__}:{const!r}")
     digest = hashlib.sha256("\x00".join(p if isinstance(p, str) else p.hex() for p in parts).encode()).hexdigest()
+    if len(_code_fingerprints) >= _CODE_FINGERPRINTS_KEPT:
+        del _code_fingerprints[next(iter(_code_fingerprints))]  # the oldest: a session's edits stay bounded
     _code_fingerprints[id(code)] = (code, digest)
     return digest
 

@@ -172,6 +172,8 @@ class JitFunction(_core.Dispatcher):
     def _revalidate(self, record):
         """The C++ guard saw a change: is the artifact still what this call needs?"""
         self._check_factory()
+        if record is None:
+            return False  # its account is gone: compile afresh
         reasons = record.changes()
         if not reasons:
             record.refresh()
@@ -261,6 +263,8 @@ class JitFunction(_core.Dispatcher):
         for earlier in reversed(history):
             if not earlier.changes():  # A -> B -> A: A's artifact again, no compile
                 earlier.refresh()
+                history.remove(earlier)
+                history.append(earlier)  # the newest again: the cached artifact's record stays in history
                 compile_log.record(compile_log.CompileRecord(
                     self.__qualname__, described, "dependencies match an earlier version",
                     (time.perf_counter() - start) * 1e3, "reused"))

@@ -641,7 +641,7 @@ py::object dispatcher::call(PyObject* args, PyObject* kwargs)
     std::shared_ptr<artifact> keep; // only a compile may drop the entry during the call
     auto it = m_cache.find(state.key);
     if (it != m_cache.end() && it->second->guard && !it->second->guard->holds() &&
-        !m_revalidate(it->second->record).cast<bool>())
+        !m_revalidate(it->second->record()).cast<bool>())
     {
         // Stale: something it was compiled from changed. Recompile (lazily: now).
         m_cache.erase(it);

@@ -68,13 +68,18 @@ target_choice default_target();
 // Compiled code for one specialization, and what it was compiled from.
 struct artifact
 {
+    pybind11::object record() const { return record_ref ? record_ref() : pybind11::none(); }
+
     std::vector<std::unique_ptr<launch::device_kernel>> kernels; // loaded on the key's device
     std::vector<launch::device_kernel*> kernel_table;            // what the entry gets
     std::shared_ptr<jit::loaded_object> code;
     std::int32_t (*entry)(const std::uint64_t* slots, launch::device_kernel* const* kernels) = nullptr;
     std::uint64_t hits = 0;
     std::shared_ptr<dependency_guard> guard; // null: depends on nothing watched
-    pybind11::object record;                 // Python's account of the dependencies
+    // Python's account of the dependencies, weakly: it holds this artifact
+    // (for A -> B -> A), and a cycle through C++ is one Python's collector
+    // cannot see, so evicted code would never be freed.
+    pybind11::object record_ref;
     std::vector<std::size_t> written_params; // tensor parameters its kernels store into
 };
 

@@ -343,7 +343,10 @@ PYBIND11_MODULE(_core, m)
     py::class_<dispatch::artifact, std::shared_ptr<dispatch::artifact>>(m, "Artifact")
         .def_property_readonly("hits", [](const dispatch::artifact& a) { return a.hits; })
         .def_readwrite("guard", &dispatch::artifact::guard)
-        .def_readwrite("record", &dispatch::artifact::record)
+        .def_property("record",
+                      &dispatch::artifact::record,
+                      [](dispatch::artifact& a, const py::object& record)
+                      { a.record_ref = record.is_none() ? py::object() : py::weakref(record); })
         .def_readwrite("written_params", &dispatch::artifact::written_params);
     m.def("load_artifact",
           &load_artifact,
