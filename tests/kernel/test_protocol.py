@@ -366,6 +366,27 @@ def test_an_idle_interrupt_caught_by_a_thread_a_cell_started_is_dropped(fresh_ke
     assert of_type(outputs, "execute_result")[0]["data"]["text/plain"] == "42"
 
 
+LONG_LAUNCH = """
+import numpy as np
+import flyrt.compiler as flyc
+import flyrt.expr as fx
+
+@flyc.kernel
+def _spin(out: fx.Tensor, rounds: fx.Int32):
+    acc = fx.Float32(0.0)
+    for r in range(rounds):
+        acc = acc * 0.5 + 1.0
+    out[fx.block_idx.x * fx.block_dim.x + fx.thread_idx.x] = acc
+
+@flyc.jit
+def spin(out: fx.Tensor, rounds: fx.Int32):
+    _spin(out, rounds).launch(grid=(out.shape[0] // 64,), block=(64,))
+
+out, big = np.zeros(64 * 64, np.float32), np.zeros(64 * 16384, np.float32)
+spin(out, 1)
+"""
+
+
 def test_interrupt_a_busy_cell_keeps_the_kernel_and_its_state(fresh_kernel):
     fresh_kernel.execute("state = 41")
     fresh_kernel.km.interrupt_kernel()  # while idle: harmless
@@ -373,17 +394,22 @@ def test_interrupt_a_busy_cell_keeps_the_kernel_and_its_state(fresh_kernel):
     reply, _ = fresh_kernel.execute("state")
     assert reply["status"] == "ok"
 
-    for busy in ("while True: pass", "import time; time.sleep(60)"):
+    fresh_kernel.execute(LONG_LAUNCH)
+    for busy in ("while True: pass", "import time; time.sleep(60)", "spin(big, 10**6)  # minutes of native code"):
         msg_id = fresh_kernel.kc.execute(busy)
         time.sleep(1.0)
+        interrupted = time.perf_counter()
         fresh_kernel.km.interrupt_kernel()
         reply = fresh_kernel.kc.get_shell_msg(timeout=20)
+        assert time.perf_counter() - interrupted < 2.0
         assert reply["parent_header"]["msg_id"] == msg_id
         assert reply["content"]["status"] == "error"
         assert reply["content"]["ename"] == "KeyboardInterrupt"
         assert fresh_kernel.km.is_alive()
     _, outputs = fresh_kernel.execute("state + 1")
     assert of_type(outputs, "execute_result")[0]["data"]["text/plain"] == "42"
+    _, outputs = fresh_kernel.execute("spin(out, 2); float(out[0])")  # the interrupted launcher runs again
+    assert of_type(outputs, "execute_result")[0]["data"]["text/plain"] == "1.5"
 
 
 def test_restart_gives_a_clean_kernel(fresh_kernel):

@@ -638,7 +638,7 @@ py::object dispatcher::call(PyObject* args, PyObject* kwargs)
     choose_target(state);
 
     artifact* found = nullptr;
-    std::shared_ptr<artifact> keep; // only a compile may drop the entry during the call
+    std::shared_ptr<artifact> keep; // another thread may evict the entry while this one launches
     auto it = m_cache.find(state.key);
     if (it != m_cache.end() && it->second->guard && !it->second->guard->holds() &&
         !m_revalidate(it->second->record()).cast<bool>())
@@ -650,7 +650,8 @@ py::object dispatcher::call(PyObject* args, PyObject* kwargs)
     }
     if (it != m_cache.end())
     {
-        found = it->second.get();
+        keep = it->second;
+        found = keep.get();
         ++m_counters.hits;
     }
     else
@@ -671,7 +672,21 @@ py::object dispatcher::call(PyObject* args, PyObject* kwargs)
     {
         launch::set_call_stream(torch_current_stream(static_cast<int>(state.key[2])));
     }
-    const std::int32_t status = found->entry(state.slots.data(), found->kernel_table.data());
+    std::int32_t status = 0;
+    {
+        // Native code only from here: other Python threads (comm handlers,
+        // the user's) run meanwhile; the arguments are the caller's, held.
+        py::gil_scoped_release release;
+        status = found->entry(state.slots.data(), found->kernel_table.data());
+    }
+    if (status == launch::status_interrupted)
+    {
+        if (PyErr_Occurred() == nullptr)
+        {
+            PyErr_SetNone(PyExc_KeyboardInterrupt);
+        }
+        throw py::error_already_set();
+    }
     if (status == launch::status_reported)
     {
         throw py::index_error(launch::last_error());

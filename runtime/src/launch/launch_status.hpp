@@ -17,10 +17,12 @@ struct geometry
     std::uint32_t static_shared_bytes; // the kernel's own shared arrays, before it
 };
 
-// Status of a launch that failed, and of one whose kernel reported an error
-// (an index out of bounds): the dispatcher raises RuntimeError and IndexError.
+// Status of a launch that failed, of one whose kernel reported an error (an
+// index out of bounds), and of one stopped by an interrupt: the dispatcher
+// raises RuntimeError, IndexError, and the interrupt's KeyboardInterrupt.
 inline constexpr std::int32_t status_failed = 1;
 inline constexpr std::int32_t status_reported = 2;
+inline constexpr std::int32_t status_interrupted = 3;
 
 // The launcher's last error message, for the thread that saw a non-zero status.
 const std::string& last_error();

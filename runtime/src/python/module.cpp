@@ -135,6 +135,15 @@ void install_call_slot(PyHeapTypeObject* type)
     type->ht_type.tp_call = call_launcher;
 }
 
+// Between pieces of a long CPU launch (its thread without the GIL): runs
+// Python's signal handlers, so Ctrl-C raises KeyboardInterrupt there, left
+// set for the dispatcher to raise once the launch has stopped.
+bool python_interrupted()
+{
+    py::gil_scoped_acquire gil;
+    return PyErr_CheckSignals() != 0;
+}
+
 } // namespace
 
 PYBIND11_MODULE(_core, m)
@@ -144,6 +153,7 @@ PYBIND11_MODULE(_core, m)
         throw py::error_already_set();
     }
     m.doc() = "flyrt's native core: IR, LLVM compilation, JIT loading and launch dispatch.";
+    launch::set_interrupt_check(&python_interrupted);
 
     py::enum_<ir::scalar>(m, "Scalar")
         .value("i1", ir::scalar::i1)

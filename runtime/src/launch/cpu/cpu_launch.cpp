@@ -35,6 +35,78 @@ std::size_t shared_bytes(const geometry& g)
     return static_cast<std::size_t>(g.static_shared_bytes) + g.smem_bytes;
 }
 
+// Pieces per participant at most: enough for the load to balance. A piece
+// starts at one block and doubles while it takes under `quick_piece`, so a
+// piece of slow blocks is short (an interrupt is seen between two) and one of
+// quick blocks costs nothing to take.
+constexpr std::uint64_t pieces_per_participant = 32;
+constexpr auto quick_piece = std::chrono::milliseconds(5);
+
+bool (*g_interrupt_check)() = nullptr;
+
+// The launching thread's view of the interrupt check, asked at most every 50 ms.
+class interrupt_poll
+{
+public:
+    bool interrupted()
+    {
+        if (g_interrupt_check == nullptr)
+        {
+            return false;
+        }
+        const auto now = std::chrono::steady_clock::now();
+        if (now < m_next)
+        {
+            return false;
+        }
+        m_next = now + std::chrono::milliseconds(50);
+        return g_interrupt_check();
+    }
+
+private:
+    std::chrono::steady_clock::time_point m_next =
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(50);
+};
+
+// One launch's grid, handed out a piece at a time.
+struct job
+{
+    blocks_function fn;
+    const void* slots;
+    const geometry* g;
+    std::uint64_t blocks;
+    std::uint64_t chunk; // the largest piece
+    std::atomic<std::uint64_t> next{0};
+    std::atomic<bool> cancelled{false};
+};
+
+// Runs pieces of `j` until none is left or it is cancelled; `poll` (the
+// launching thread only) may cancel it.
+void execute(job& j, interrupt_poll* poll = nullptr)
+{
+    std::vector<unsigned char> shared(shared_bytes(*j.g));
+    std::uint64_t piece = 1;
+    while (!j.cancelled.load(std::memory_order_relaxed))
+    {
+        if (poll != nullptr && poll->interrupted())
+        {
+            j.cancelled = true;
+            return;
+        }
+        const std::uint64_t first = j.next.fetch_add(piece);
+        if (first >= j.blocks)
+        {
+            return;
+        }
+        const auto start = std::chrono::steady_clock::now();
+        j.fn(j.slots, j.g, first, std::min(first + piece, j.blocks), shared.data());
+        if (piece < j.chunk && std::chrono::steady_clock::now() - start < quick_piece)
+        {
+            piece = std::min(piece * 2, j.chunk);
+        }
+    }
+}
+
 // One launch at a time is spread over the workers; the caller takes part.
 class thread_pool
 {
@@ -55,11 +127,16 @@ public:
 
     unsigned size() const { return static_cast<unsigned>(m_threads.size()); }
 
-    void run(blocks_function fn, const void* slots, const geometry* g, std::uint64_t blocks)
+    // Runs the grid with the workers; false when an interrupt stopped it.
+    bool run(blocks_function fn, const void* slots, const geometry* g, std::uint64_t blocks)
     {
         std::lock_guard<std::mutex> one_launch(m_launch_mutex);
         const unsigned participants = size() + 1;
-        job j{fn, slots, g, blocks, std::max<std::uint64_t>(1, blocks / (participants * 4))};
+        job j{fn,
+              slots,
+              g,
+              blocks,
+              std::max<std::uint64_t>(1, blocks / (participants * pieces_per_participant))};
         {
             std::lock_guard<std::mutex> lock(m_mutex);
             m_job = &j;
@@ -67,37 +144,23 @@ public:
             ++m_generation;
         }
         m_wake.notify_all();
-        execute(j);
+        interrupt_poll poll;
+        execute(j, &poll);
         std::unique_lock<std::mutex> lock(m_mutex);
-        m_done.wait(lock, [&] { return m_pending == 0; });
+        while (!m_done.wait_for(lock, std::chrono::milliseconds(50), [&] { return m_pending == 0; }))
+        {
+            lock.unlock();
+            if (!j.cancelled && poll.interrupted())
+            {
+                j.cancelled = true; // the workers finish the piece they run, then stop
+            }
+            lock.lock();
+        }
         m_job = nullptr;
+        return !j.cancelled;
     }
 
 private:
-    struct job
-    {
-        blocks_function fn;
-        const void* slots;
-        const geometry* g;
-        std::uint64_t blocks;
-        std::uint64_t chunk;
-        std::atomic<std::uint64_t> next{0};
-    };
-
-    static void execute(job& j)
-    {
-        std::vector<unsigned char> shared(shared_bytes(*j.g));
-        for (;;)
-        {
-            const std::uint64_t first = j.next.fetch_add(j.chunk);
-            if (first >= j.blocks)
-            {
-                return;
-            }
-            j.fn(j.slots, j.g, first, std::min(first + j.chunk, j.blocks), shared.data());
-        }
-    }
-
     void work()
     {
         std::uint64_t seen = 0;
@@ -161,6 +224,11 @@ thread_pool& pool()
 }
 
 } // namespace
+
+void set_interrupt_check(bool (*check)())
+{
+    g_interrupt_check = check;
+}
 
 void set_worker_count(unsigned count)
 {
@@ -235,14 +303,21 @@ extern "C" std::int32_t flyrt_cpu_launch(flyrt::launch::blocks_function fn,
         (blocks * threads < inline_threshold && cost.expected_ns(kernel, blocks) < pool_worthwhile_ns);
     const bool timed = blocks > 1 && pool().size() > 0 && cost.sample(kernel);
     const auto start = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
+    bool finished = true;
     if (on_caller)
     {
-        std::vector<unsigned char> shared(shared_bytes(*g));
-        fn(slots, g, 0, blocks, shared.data());
+        job j{fn, slots, g, blocks, std::max<std::uint64_t>(1, blocks / pieces_per_participant)};
+        interrupt_poll poll;
+        execute(j, &poll);
+        finished = !j.cancelled;
     }
     else
     {
-        pool().run(fn, slots, g, blocks);
+        finished = pool().run(fn, slots, g, blocks);
+    }
+    if (!finished)
+    {
+        return fail("interrupted", status_interrupted);
     }
     if (timed)
     {

@@ -1,7 +1,8 @@
 // Runs a kernel's grid on the CPU: the blocks go to a thread pool spread
 // over the cores; each call of the generated `.blocks` function runs a range
 // of blocks, and a block's threads as loops inside it. Launches with little
-// work run inline on the caller's thread.
+// work run inline on the caller's thread. Either way the grid goes in pieces,
+// so an interrupt stops a long launch between two.
 #pragma once
 
 #include <cstdint>
@@ -20,6 +21,12 @@ using blocks_function = void (*)(const void* slots,
 // Threads the pool may use (default: all cores); for benchmarks and tests.
 void set_worker_count(unsigned count);
 unsigned worker_count();
+
+// Asked on the launching thread between pieces of a launch, at most every
+// 50 ms: true stops it (blocks not started are skipped; it returns
+// status_interrupted). The Python module installs one that runs Python's
+// signal handlers, so Ctrl-C stops a long kernel; none by default.
+void set_interrupt_check(bool (*check)());
 
 } // namespace flyrt::launch
 
