@@ -20,6 +20,7 @@ bench: build
 	@.venv/bin/python tests/bench/bench_block.py
 	@.venv/bin/python tests/bench/bench_pa_decode.py
 	@.venv/bin/python tests/bench/bench_memory.py
+	@.venv/bin/python tests/bench/bench_flydsl_adapter.py
 
 format:
 	@clang-format-19 -i $$(git ls-files '*.cpp' '*.hpp')
