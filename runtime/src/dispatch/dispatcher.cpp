@@ -672,13 +672,9 @@ py::object dispatcher::call(PyObject* args, PyObject* kwargs)
     {
         launch::set_call_stream(torch_current_stream(static_cast<int>(state.key[2])));
     }
-    std::int32_t status = 0;
-    {
-        // Native code only from here: other Python threads (comm handlers,
-        // the user's) run meanwhile; the arguments are the caller's, held.
-        py::gil_scoped_release release;
-        status = found->entry(state.slots.data(), found->kernel_table.data());
-    }
+    // A long CPU launch lets other Python threads run (cpu_launch.hpp):
+    // `keep` holds the artifact should one of them evict it meanwhile.
+    const std::int32_t status = found->entry(state.slots.data(), found->kernel_table.data());
     if (status == launch::status_interrupted)
     {
         if (PyErr_Occurred() == nullptr)

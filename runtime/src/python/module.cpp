@@ -135,7 +135,22 @@ void install_call_slot(PyHeapTypeObject* type)
     type->ht_type.tp_call = call_launcher;
 }
 
-// Between pieces of a long CPU launch (its thread without the GIL): runs
+// Around a long CPU launch: the GIL, when this thread holds it, goes to the
+// other Python threads (comm handlers, the user's) until the launch returns.
+void* release_gil()
+{
+    return PyGILState_Check() ? PyEval_SaveThread() : nullptr;
+}
+
+void reacquire_gil(void* released)
+{
+    if (released != nullptr)
+    {
+        PyEval_RestoreThread(static_cast<PyThreadState*>(released));
+    }
+}
+
+// Between pieces of a long CPU launch (its thread perhaps without the GIL): runs
 // Python's signal handlers, so Ctrl-C raises KeyboardInterrupt there, left
 // set for the dispatcher to raise once the launch has stopped.
 bool python_interrupted()
@@ -154,6 +169,7 @@ PYBIND11_MODULE(_core, m)
     }
     m.doc() = "flyrt's native core: IR, LLVM compilation, JIT loading and launch dispatch.";
     launch::set_interrupt_check(&python_interrupted);
+    launch::set_blocking_section_hooks({&release_gil, &reacquire_gil});
 
     py::enum_<ir::scalar>(m, "Scalar")
         .value("i1", ir::scalar::i1)

@@ -43,6 +43,25 @@ constexpr std::uint64_t pieces_per_participant = 32;
 constexpr auto quick_piece = std::chrono::milliseconds(5);
 
 bool (*g_interrupt_check)() = nullptr;
+blocking_section_hooks g_blocking_hooks;
+
+class blocking_section
+{
+public:
+    blocking_section() : m_entered(g_blocking_hooks.enter ? g_blocking_hooks.enter() : nullptr) {}
+    ~blocking_section()
+    {
+        if (g_blocking_hooks.leave)
+        {
+            g_blocking_hooks.leave(m_entered);
+        }
+    }
+    blocking_section(const blocking_section&) = delete;
+    blocking_section& operator=(const blocking_section&) = delete;
+
+private:
+    void* m_entered;
+};
 
 // The launching thread's view of the interrupt check, asked at most every 50 ms.
 class interrupt_poll
@@ -230,6 +249,11 @@ void set_interrupt_check(bool (*check)())
     g_interrupt_check = check;
 }
 
+void set_blocking_section_hooks(blocking_section_hooks hooks)
+{
+    g_blocking_hooks = hooks;
+}
+
 void set_worker_count(unsigned count)
 {
     pool().resize(count == 0 ? 0 : count - 1);
@@ -304,8 +328,16 @@ extern "C" std::int32_t flyrt_cpu_launch(flyrt::launch::blocks_function fn,
     const bool timed = blocks > 1 && pool().size() > 0 && cost.sample(kernel);
     const auto start = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
     bool finished = true;
-    if (on_caller)
+    if (on_caller && blocks * threads < inline_threshold)
     {
+        // Little work: at once, keeping the GIL (releasing it, polling and
+        // timing pieces would cost more than the launch).
+        std::vector<unsigned char> shared(shared_bytes(*g));
+        fn(slots, g, 0, blocks, shared.data());
+    }
+    else if (on_caller)
+    {
+        blocking_section others_run;
         job j{fn, slots, g, blocks, std::max<std::uint64_t>(1, blocks / pieces_per_participant)};
         interrupt_poll poll;
         execute(j, &poll);
@@ -313,6 +345,7 @@ extern "C" std::int32_t flyrt_cpu_launch(flyrt::launch::blocks_function fn,
     }
     else
     {
+        blocking_section others_run;
         finished = pool().run(fn, slots, g, blocks);
     }
     if (!finished)

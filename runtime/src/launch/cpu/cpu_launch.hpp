@@ -28,6 +28,17 @@ unsigned worker_count();
 // signal handlers, so Ctrl-C stops a long kernel; none by default.
 void set_interrupt_check(bool (*check)());
 
+// Entered around a launch that may take long (one spread over the pool, or
+// one of much work on the caller's thread): the Python module releases the
+// GIL there, so other Python threads run; a short launch keeps it (releasing
+// would cost more than the launch). None by default.
+struct blocking_section_hooks
+{
+    void* (*enter)() = nullptr;
+    void (*leave)(void* entered) = nullptr;
+};
+void set_blocking_section_hooks(blocking_section_hooks hooks);
+
 } // namespace flyrt::launch
 
 // Called by generated kernels: records the launch's first error, the
