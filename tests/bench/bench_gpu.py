@@ -36,6 +36,7 @@ import kernels.pa_decode_fp8 as pa  # noqa: E402
 from cuda_arrays import cuda, host  # noqa: E402
 from kernels.pa_reference import check, make_case  # noqa: E402
 from kernels.vector_add import vector_add  # noqa: E402
+from torch_paged_kv import paged_kv  # noqa: E402
 
 CALLS = 20_000
 
@@ -203,16 +204,9 @@ def torch_reference(case):
     context = int(lengths.max())
     pages = tables[:, : context // page]
 
-    def per_token(cache, scale):
-        """[seqs, kv heads, context, head] of the cache's pages times their scales."""
-        values = cache[pages].float().permute(0, 2, 1, 3, 4).reshape(seqs, kv_heads, context, head)
-        if scale.dim() == 3:
-            return values * scale[pages].permute(0, 2, 1, 3).reshape(seqs, kv_heads, context, 1)
-        return values * scale.reshape(())
-
     def run():
-        keys = per_token(k, case["k_scale"]) * head ** -0.5
-        values = per_token(v, case["v_scale"])
+        keys = paged_kv(k, case["k_scale"], pages) * head ** -0.5
+        values = paged_kv(v, case["v_scale"], pages)
         scores = torch.einsum("sgqd,sgtd->sgqt", q.float().view(seqs, kv_heads, q_heads // kv_heads, head), keys)
         return torch.einsum("sgqt,sgtd->sgqd", scores.softmax(-1), values).reshape(seqs, q_heads, head)
     return run

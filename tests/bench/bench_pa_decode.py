@@ -1,7 +1,9 @@
 """PA decode on the CPU backend (FP8 e4m3fnuz KV cache), in one run:
 microseconds per call, KV bytes read per second against numpy's copy
-bandwidth measured here, the speed-up over the numpy reference, and the
-time from a helper change to the recompiled artifact's first result.
+bandwidth measured here, the speed-up over a vectorized peer (torch on the
+CPU: gather the pages, dequantize, scaled_dot_product_attention) and over
+the numpy reference (a loop over sequences and heads), and the time from a
+helper change to the recompiled artifact's first result.
 
     .venv/bin/python tests/bench/bench_pa_decode.py
 """
@@ -23,6 +25,28 @@ CONFIGS = [  # (num_seqs, q heads, kv heads, head_size, block_size, context)
     (4, 8, 1, 128, 16, 8192),
 ]
 from timing import best_of  # noqa: E402
+from torch_paged_kv import paged_kv  # noqa: E402
+
+
+def torch_peer(case):
+    """The same decode, vectorized in torch on the CPU (its threads on every core)."""
+    import torch
+    import torch.nn.functional as F
+
+    q = torch.from_numpy(case["query"])
+    k, v = (torch.from_numpy(case[name].view(np.uint8)).view(torch.float8_e4m3fnuz)
+            for name in ("key_cache", "value_cache"))
+    seqs, q_heads, head = q.shape
+    page = k.shape[2]
+    context = int(np.max(case["context_lengths"]))
+    pages = torch.from_numpy(case["block_tables"][:, : context // page]).long()
+    scales = [torch.from_numpy(case[name]) for name in ("k_scale", "v_scale")]
+
+    def run():
+        out = F.scaled_dot_product_attention(q.view(seqs, q_heads, 1, head), paged_kv(k, scales[0], pages),
+                                             paged_kv(v, scales[1], pages), enable_gqa=True)
+        return out.view(seqs, q_heads, head).numpy()
+    return run
 
 
 def main():
@@ -31,7 +55,7 @@ def main():
     copy = 2 * probe.nbytes / best_of(lambda: np.copyto(sink, probe))
     print(f"numpy copy bandwidth here: {copy / 1e9:.1f} GB/s\n")
     print(f"{'config (seqs, heads q/kv, head, block, ctx), scales':<52} {'us/call':>10} {'KV GB/s':>8} "
-          f"{'% copy bw':>9} {'vs numpy ref':>12}")
+          f"{'% copy bw':>9} {'torch us':>9} {'vs torch':>9} {'vs numpy ref':>12}")
     for seqs, q_heads, kv_heads, head, block, context in CONFIGS:
         for per_token in (False, True):
             case = make_case(num_seqs=seqs, num_q_heads=q_heads, num_kv_heads=kv_heads, head_size=head,
@@ -41,10 +65,15 @@ def main():
             assert check(out, reference)[0]
             ours = best_of(lambda: pa.pa_decode_ps_launch(**case))
             theirs = best_of(lambda: pa_decode_reference(**case), repeats=1)
+            peer = torch_peer(case)
+            assert check(peer(), reference)[0]
+            vectorized = best_of(peer)
             kv_bytes = 2 * seqs * kv_heads * context * head  # one byte per FP8 element, K and V
-            label = f"({seqs}, {q_heads}/{kv_heads}, {head}, {block}, {context}), {'per-token' if per_token else 'per-tensor'}"
+            scales = "per-token" if per_token else "per-tensor"
+            label = f"({seqs}, {q_heads}/{kv_heads}, {head}, {block}, {context}), {scales}"
             print(f"{label:<52} {ours * 1e6:>10.0f} {kv_bytes / ours / 1e9:>8.2f} "
-                  f"{100 * kv_bytes / ours / copy:>8.1f}% {theirs / ours:>11.1f}x")
+                  f"{100 * kv_bytes / ours / copy:>8.1f}% {vectorized * 1e6:>9.0f} {vectorized / ours:>8.1f}x "
+                  f"{theirs / ours:>11.1f}x")
 
     # from a helper change to the recompiled artifact's first result
     case = make_case(num_seqs=2, num_q_heads=8, num_kv_heads=1, head_size=128, context_length=512)
