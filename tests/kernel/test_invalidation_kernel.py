@@ -61,6 +61,17 @@ def test_a_change_and_a_call_in_one_cell_are_named_after_it(session):
     assert result(kernel, "m.launch(x, out); float(out[2])") == ("1.0", "")
 
 
+def test_a_restored_helper_in_one_cell_is_reported_as_reused_not_recompiled(session):
+    kernel, name, _ = session
+    result(kernel, "m.launch(x, out)")
+    value, text = result(kernel, "original = m.helper\nm.helper = lambda v: v - 1.0\nm.launch(x, out)\n"
+                                 "m.helper = original\nm.launch(x, out); float(out[2])")
+    assert value == "3.0"
+    assert f"flyrt: recompiled launcher launch: 'helper' in module {name} now refers to" in text
+    assert "flyrt: re-validated launcher launch: " in text and "nothing recompiled" in text
+    assert result(kernel, "m.launch.cache_info().compiles")[0] == "2"
+
+
 def test_an_unrelated_cell_evicts_nothing_and_prints_nothing(session):
     kernel, _, _ = session
     result(kernel, "m.launch(x, out)")

@@ -27,10 +27,24 @@ def collect_recompiles():
         _recompiles = []
 
 
+class StaleCall:
+    """A call found `what` stale; `outcome` is what replaced its artifact, set
+    once known: "compiled", "disk cache", or "reused" (an earlier artifact
+    whose dependencies match again, A -> B -> A)."""
+
+    __slots__ = ("what", "reasons", "outcome")
+
+    def __init__(self, what, reasons):
+        self.what, self.reasons, self.outcome = what, reasons, "compiled"
+
+
 def note_recompile(what, reasons):
-    """A call found `what` stale and recompiles it (a change made since the last sweep)."""
+    """A call found `what` stale (a change made since the last sweep); the
+    caller sets the returned notice's `outcome`."""
+    notice = StaleCall(what, reasons)
     if _recompiles is not None:
-        _recompiles.append((what, reasons))
+        _recompiles.append(notice)
+    return notice
 
 
 def drain_recompiles():
@@ -80,14 +94,21 @@ def _compile_caches():
 
 
 def format_notice(notices, recompiled=()):
-    """One short paragraph: what was evicted (and what a call already recompiled), and why."""
+    """One short paragraph: what was evicted (and what a call already
+    replaced, and how), and why."""
     lines = []
     for what, reasons in notices:
         unique = list(dict.fromkeys(reasons))
         lines.append(f"flyrt: evicted {what}: {'; '.join(unique)} (recompiles on next call)")
-    for what, reasons in recompiled:
-        unique = list(dict.fromkeys(reasons))
-        lines.append(f"flyrt: recompiled {what}: {'; '.join(unique)}")
+    for notice in recompiled:
+        why = "; ".join(dict.fromkeys(notice.reasons))
+        if notice.outcome == "reused":
+            lines.append(f"flyrt: re-validated {notice.what}: {why}; reused the artifact built earlier for what "
+                         "it reads now (nothing recompiled)")
+        elif notice.outcome == "disk cache":
+            lines.append(f"flyrt: reloaded {notice.what} from the disk cache: {why}")
+        else:
+            lines.append(f"flyrt: recompiled {notice.what}: {why}")
     return "\n".join(lines)
 
 

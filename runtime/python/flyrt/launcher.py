@@ -117,6 +117,7 @@ class JitFunction(_core.Dispatcher):
         self._history = {}  # specialization key -> DependencyRecords, oldest first
         self._factory = factories.creator_of(fn)
         self.last_reasons = None  # why the latest artifact went stale
+        self._stale_call = None  # the notice of the call that found it stale, until it is replaced
         if target is not None:
             self.set_target(target)
         invalidation.register(self)
@@ -180,7 +181,7 @@ class JitFunction(_core.Dispatcher):
             return True
         record.last_reason = reasons
         self.last_reasons = reasons
-        invalidation.note_recompile(f"launcher {self.__qualname__}", reasons)
+        self._stale_call = invalidation.note_recompile(f"launcher {self.__qualname__}", reasons)
         return False
 
     def sweep(self):
@@ -265,6 +266,7 @@ class JitFunction(_core.Dispatcher):
                 earlier.refresh()
                 history.remove(earlier)
                 history.append(earlier)  # the newest again: the cached artifact's record stays in history
+                self._replaced_by("reused")
                 compile_log.record(compile_log.CompileRecord(
                     self.__qualname__, described, "dependencies match an earlier version",
                     (time.perf_counter() - start) * 1e3, "reused"))
@@ -295,7 +297,13 @@ class JitFunction(_core.Dispatcher):
         compile_log.record(compile_log.CompileRecord(
             self.__qualname__, described, reason, (time.perf_counter() - start) * 1e3,
             "compiled" if compiled else "disk cache"))
+        self._replaced_by("compiled" if compiled else "disk cache")
         return artifact, compiled
+
+    def _replaced_by(self, outcome):
+        """What replaced the artifact the last call found stale (its notice says so)."""
+        if self._stale_call is not None:
+            self._stale_call.outcome, self._stale_call = outcome, None
 
 
 def jit(fn=None, *, target=None):

@@ -56,6 +56,7 @@ class GuardedJit:
         self.latest_trace = None  # Recorder of the latest trace alone (disk-cache key)
         self._history = []  # [(DependencyRecord, caches)], oldest first
         self.last_reasons = None
+        self._stale_call = None  # the notice of the call that found it stale, until it is replaced
         self.calls = self.traces = self.loads = self.evictions = 0
         self.generation = 0  # bumped whenever the caches are taken out or put back
         # The kernel's sweep (main thread) may meet a launch from another thread.
@@ -85,7 +86,7 @@ class GuardedJit:
                 if _global_drift == "raise":
                     _check_flydsl_drift(jit_function)
                 self._evict(jit_function, reasons)
-                invalidation.note_recompile(f"launcher {self.__qualname__}", reasons)
+                self._stale_call = invalidation.note_recompile(f"launcher {self.__qualname__}", reasons)
         if self.record is None:  # first call, or evicted (perhaps by a sweep)
             self._check_factory()
             if self._history:
@@ -118,6 +119,7 @@ class GuardedJit:
             compile_log.record(compile_log.CompileRecord(
                 self.__qualname__, "all specializations", "dependencies match an earlier version",
                 (time.perf_counter() - start) * 1e3, "reused"))
+            self._replaced_by("reused")
             return
 
     # -- around every trace ----------------------------------------------------
@@ -149,6 +151,12 @@ class GuardedJit:
                   else "first call" if self.traces + self.loads == 1 else "new specialization")
         self.record = DependencyRecord(self._recorder, self.__qualname__)
         compile_log.record(compile_log.CompileRecord(self.__qualname__, "FlyDSL", reason, milliseconds, source))
+        self._replaced_by(source)
+
+    def _replaced_by(self, outcome):
+        """What replaced the caches the last call found stale (its notice says so)."""
+        if self._stale_call is not None:
+            self._stale_call.outcome, self._stale_call = outcome, None
 
     # -- the engine's launcher interface (sweep, magics) ------------------------
 
