@@ -162,6 +162,31 @@ def test_the_seed_flow_inside_one_cell(session):
     assert reply["status"] == "ok", reply
 
 
+def graph_of(kernel, magic):
+    """{label: (shape, stroke)} and {(from label, to label)} of the SVG the magic shows."""
+    import xml.etree.ElementTree as ElementTree
+
+    reply, outputs = kernel.execute(magic)
+    assert reply["status"] == "ok", reply
+    svg = [m for m in outputs if m["msg_type"] == "execute_result"][0]["content"]["data"]["image/svg+xml"]
+    assert "Warning" not in kernel.stdout(outputs, "stderr")
+    ns = {"s": "http://www.w3.org/2000/svg"}
+    root = ElementTree.fromstring(svg)
+    labels, nodes = {}, {}
+    for group in root.iter("{http://www.w3.org/2000/svg}g"):
+        if group.get("class") == "node":
+            text = " ".join(t.text or "" for t in group.iterfind(".//s:text", ns))
+            shape = next(e for e in group.iter() if e.tag.split("}")[1] in ("polygon", "ellipse", "path"))
+            labels[group.find("s:title", ns).text] = text
+            nodes[text] = (shape.tag.split("}")[1], shape.get("stroke"))
+    edges = set()
+    for group in root.iter("{http://www.w3.org/2000/svg}g"):
+        if group.get("class") == "edge":
+            tail, head = group.find("s:title", ns).text.split("->")
+            edges.add((labels[tail], labels[head]))
+    return nodes, edges
+
+
 def test_flydsl_magics(session):
     kernel, name, _ = session
     result(kernel, "m.launch(x, out); m.launch(x, out)")
@@ -169,9 +194,19 @@ def test_flydsl_magics(session):
     assert "launch" in text and "autoreload of edited modules: on" in text
     _, text = result(kernel, f"%flydsl why {name}.launch")
     assert f"{name}.helper" in text and "reads:" in text and "SCALE" in text
-    reply, outputs = kernel.execute("%flydsl graph")
-    svg = [m for m in outputs if m["msg_type"] == "execute_result"][0]["content"]["data"]["image/svg+xml"]
-    assert "<svg" in svg and "helper" in svg
+    nodes, edges = graph_of(kernel, "%flydsl graph")
+    assert ("launch", "helper") in edges and ("launch", "kernel") in edges and ("helper", name) in edges
+    assert not any(color == "red" for _, color in nodes.values())
+    result(kernel, "m.helper = lambda v: v * 2.0")  # evicted after this cell
+    nodes, edges = graph_of(kernel, f"%flydsl graph {name}.launch")
+    (launcher,) = [label for label in nodes if label.startswith("launch") and "evicted" in label]
+    assert nodes[launcher][1] == "red" and "'helper' in module" in launcher
+    assert (launcher, "helper") in edges  # what the evicted artifact depended on
+    (read,) = [label for label in nodes if "now refers to a different function" in label and label != launcher]
+    assert nodes[read][1] == "red" and (launcher, read) in edges
+    reply, outputs = kernel.execute("%flydsl graph one two")
+    shown = kernel.stdout(outputs, "stderr") + str(reply)
+    assert "wrong arguments 'one two'" in shown and "TypeError" not in shown
     _, text = result(kernel, "%flydsl autoreload off")
     assert "is off" in text
     result(kernel, "%flydsl autoreload on")

@@ -201,6 +201,15 @@ class JitFunction(_core.Dispatcher):
                 record.refresh()
         return reasons
 
+    def dependency_records(self):
+        """What ``%flydsl graph`` draws: [(record, None)] of the current
+        artifacts, or when none is left, [(the latest record, why it was evicted)]."""
+        current = [(artifact.record, None) for _, artifact in self._entries() if artifact.record is not None]
+        if current or not self.last_reasons:
+            return current
+        evicted = [record for records in self._history.values() for record in records if record.last_reason]
+        return [(evicted[-1], evicted[-1].last_reason)] if evicted else []
+
     # -- tracing ---------------------------------------------------------------
 
     def _inline(self, *args, **kwargs):

@@ -2,7 +2,7 @@
 
     %flydsl status            launchers, artifacts, hits, compiles, evictions
     %flydsl why <launcher>    its dependencies and why it last recompiled
-    %flydsl graph             launchers -> helpers -> modules (SVG), stale ones in red
+    %flydsl graph [launcher]  launchers -> kernels, helpers -> modules (SVG); evicted ones red, with why
     %flydsl clear             drop every compiled artifact and factory entry
     %flydsl autoreload on|off reload edited module files before each cell (default on)
     %flydsl drift raise|recompile
@@ -10,8 +10,13 @@
                               raise as FlyDSL does, or recompile (the kernel's default)
 """
 
+import inspect
+
 from IPython.core.magic import Magics, line_magic, magics_class
 from IPython.core.error import UsageError
+
+
+COMMANDS = ("status", "why", "graph", "clear", "autoreload", "drift")
 
 
 def _runtime():
@@ -27,9 +32,13 @@ class FlydslMagics(Magics):
     def flydsl(self, line):
         words = line.split()
         command, args = (words[0], words[1:]) if words else ("status", [])
-        handler = getattr(self, f"_{command}", None)
+        handler = getattr(self, f"_{command}", None) if command in COMMANDS else None
         if handler is None:
             raise UsageError(f"unknown %flydsl command {command!r}\n{__doc__}")
+        try:
+            inspect.signature(handler).bind(*args)
+        except TypeError:
+            raise UsageError(f"%flydsl {command}: wrong arguments {' '.join(args)!r}\n{__doc__}") from None
         return handler(*args)
 
     def _status(self):
@@ -51,7 +60,8 @@ class FlydslMagics(Magics):
     def _find(self, name):
         _, _, invalidation = _runtime()
         matches = [launcher for launcher in invalidation.launchers()
-                   if name in (launcher.__qualname__, launcher.__name__, f"{launcher.__module__}.{launcher.__qualname__}")]
+                   if name in (launcher.__qualname__, launcher.__name__,
+                               f"{launcher.__module__}.{launcher.__qualname__}")]
         if not matches:
             raise UsageError(f"no launcher named {name!r}; %flydsl status lists them")
         return matches[-1]
@@ -73,28 +83,13 @@ class FlydslMagics(Magics):
         if launcher.last_reasons:
             print("  last evicted because: " + "; ".join(launcher.last_reasons))
 
-    def _graph(self):
-        import graphviz
+    def _graph(self, name=None):
+        from .dependency_graph import build
 
         _, factories, invalidation = _runtime()
-        dot = graphviz.Digraph("flyrt", graph_attr={"rankdir": "LR"}, node_attr={"fontsize": "10"})
-        for launcher in invalidation.launchers():
-            stale = any(a.guard is not None and not a.guard.holds() for _, a in launcher._entries())
-            color = "red" if stale else "black"
-            dot.node(f"L:{launcher.__qualname__}", launcher.__qualname__, shape="box", color=color, fontcolor=color)
-            for _, artifact in launcher._entries():
-                if artifact.record is None:
-                    continue
-                for fn in artifact.record.functions:
-                    name = f"{fn.__module__}.{fn.__qualname__}"
-                    dot.node(f"F:{name}", fn.__qualname__, shape="ellipse")
-                    dot.node(f"M:{fn.__module__}", fn.__module__, shape="folder")
-                    dot.edge(f"L:{launcher.__qualname__}", f"F:{name}", color=color)
-                    dot.edge(f"F:{name}", f"M:{fn.__module__}", style="dashed")
-        for link in factories.registered():
-            color = "red" if link.change() else "black"
-            dot.node(f"C:{link.name}", link.name, shape="component", color=color, fontcolor=color)
-        return dot
+        if name is not None:
+            return build([self._find(name)], [])
+        return build(invalidation.launchers(), factories.registered())
 
     def _clear(self):
         _, factories, invalidation = _runtime()

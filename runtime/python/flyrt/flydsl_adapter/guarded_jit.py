@@ -187,6 +187,14 @@ class GuardedJit:
             self._history.clear()
             self._recorder = self.record = None
 
+    def dependency_records(self):
+        """As flyrt's launchers: the current record, or the evicted one and why."""
+        if self.record is not None:
+            return [(self.record, None)]
+        if self._history and self.last_reasons:
+            return [(self._history[-1][0], self.last_reasons)]
+        return []
+
     def _entries(self):
         return [("all specializations", _EntryView(self.record))] if self.record is not None else []
 
