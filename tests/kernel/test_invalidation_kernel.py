@@ -61,6 +61,20 @@ def test_a_change_and_a_call_in_one_cell_are_named_after_it(session):
     assert result(kernel, "m.launch(x, out); float(out[2])") == ("1.0", "")
 
 
+def test_a_trace_error_shows_the_users_frames_and_the_full_traceback_on_request(session):
+    kernel, name, path = session
+    result(kernel, "m.helper = lambda v: v + undefined_in_a_helper\nm.SCALE = 1.0")
+    reply, outputs = kernel.execute("m.launch(x, out)")
+    frames = "\n".join(reply["traceback"])
+    assert reply["ename"] == "NameError" and "undefined_in_a_helper" in frames
+    assert f"{name}.py" in frames and "flyrt/" not in frames, frames  # the kernel's line; none of flyrt's
+    result(kernel, "%flydsl traceback full")
+    reply, _ = kernel.execute("m.launch(x, out)")
+    assert "flyrt/launcher.py" in "\n".join(reply["traceback"])
+    result(kernel, "%flydsl traceback user")
+    result(kernel, "m.helper = lambda v: v + 1.0")
+
+
 def test_a_restored_helper_in_one_cell_is_reported_as_reused_not_recompiled(session):
     kernel, name, _ = session
     result(kernel, "m.launch(x, out)")

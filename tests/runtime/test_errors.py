@@ -135,3 +135,31 @@ def test_a_read_only_output_is_refused_naming_it_and_a_read_only_input_is_fine()
     out = np.zeros(8, np.float32)
     copy(src, out, 8)  # only read: fine
     np.testing.assert_array_equal(out, src)
+
+
+def test_the_same_kernel_text_in_two_files_reports_the_file_that_failed(tmp_path, monkeypatch):
+    import importlib
+    import textwrap
+
+    monkeypatch.syspath_prepend(str(tmp_path))
+    source = textwrap.dedent("""
+        import flyrt.compiler as flyc
+        import flyrt.expr as fx
+
+        @flyc.kernel
+        def _k(x: fx.Tensor):
+            x[fx.thread_idx.x] = x[fx.thread_idx.x] * SCALE
+
+        @flyc.jit
+        def run(x: fx.Tensor):
+            _k(x).launch(block=(4,))
+        """)
+    for name in ("same_text_a", "same_text_b"):
+        (tmp_path / f"{name}.py").write_text(source)
+    first, second = (importlib.import_module(name) for name in ("same_text_a", "same_text_b"))
+    first.SCALE = 2.0
+    first.run(np.ones(4, np.float32))  # its rewritten code is cached
+    with pytest.raises(NameError, match="SCALE") as info:
+        second.run(np.ones(4, np.float32))
+    files = [entry.filename for entry in traceback.extract_tb(info.value.__traceback__)]
+    assert str(tmp_path / "same_text_b.py") in files and str(tmp_path / "same_text_a.py") not in files

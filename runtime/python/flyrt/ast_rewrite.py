@@ -364,13 +364,18 @@ def _source_tree(fn):
     return node
 
 
-_rewritten = {}  # original code object -> rewritten code object
+# (original code, its file) -> rewritten code. Code objects compare equal
+# across files (CPython leaves co_filename out of code equality): the same
+# function in two modules must not get one's file and lines in errors.
+_rewritten = {}
+_REWRITTEN_KEPT = 4096  # the latest; a session's edits stay bounded
 
 
 def _rewritten_code(fn):
     code = fn.__code__
-    if code in _rewritten:
-        return _rewritten[code]
+    cached = _rewritten.get((code, code.co_filename))
+    if cached is not None:
+        return cached
     node = _source_tree(fn)
     node = _Rewriter().visit(node)
     # Wrap in a factory whose locals stand for the original free variables,
@@ -388,7 +393,9 @@ def _rewritten_code(fn):
     compiled = compile(module, code.co_filename, "exec")
     factory_code = next(c for c in compiled.co_consts if isinstance(c, types.CodeType))
     new_code = next(c for c in factory_code.co_consts if isinstance(c, types.CodeType) and c.co_name == node.name)
-    _rewritten[code] = new_code
+    if len(_rewritten) >= _REWRITTEN_KEPT:
+        del _rewritten[next(iter(_rewritten))]
+    _rewritten[code, code.co_filename] = new_code
     return new_code
 
 

@@ -1,5 +1,8 @@
 """Errors that point at the user's kernel source."""
 
+import os
+import types
+
 
 class KernelError(Exception):
     """A kernel or launcher that cannot be compiled, with where it went wrong."""
@@ -18,3 +21,26 @@ def raise_at(error, filename, lineno):
         raise error
     code = compile("\n" * (lineno - 1) + "raise __flyrt_error__", filename, "exec")
     exec(code, {"__flyrt_error__": error})
+
+
+def full_tracebacks():
+    """FLYDSL_FULL_TRACEBACK=1 (or ``%flydsl traceback full``): errors raised
+    while tracing keep flyrt's own frames."""
+    return os.environ.get("FLYDSL_FULL_TRACEBACK", "")[:1] not in ("", "0")
+
+
+def users_frames(traceback):
+    """`traceback` without the frames of flyrt (tracing, control flow, launching)
+    and of libraries: the user's call, kernel and helper lines remain. The
+    whole one if none would remain."""
+    from .dependencies import is_user_file
+
+    kept = []
+    while traceback is not None:
+        if is_user_file(traceback.tb_frame.f_code.co_filename):
+            kept.append(traceback)
+        traceback = traceback.tb_next
+    rebuilt = None
+    for entry in reversed(kept):
+        rebuilt = types.TracebackType(rebuilt, entry.tb_frame, entry.tb_lasti, entry.tb_lineno)
+    return rebuilt

@@ -19,7 +19,7 @@ from .drivers import cpu as cpu_driver
 from .drivers import cuda as cuda_driver
 from .ast_rewrite import rewrite, traceable
 from .dependencies import DependencyRecord
-from .errors import KernelError, raise_at
+from .errors import KernelError, full_tracebacks, raise_at, users_frames
 from .expr import Stream, Tensor, is_constexpr
 from .tracing import Trace, tracing
 from .values import Value
@@ -95,6 +95,24 @@ class Lowered:
         return f"<flyrt lowered for {self.target.id}: kernels {sorted(self.device_code)}>"
 
 
+def _compile_on_a_miss(launcher):
+    """The dispatcher's miss handler for the launcher `launcher()` (a weak
+    reference): an error raised while tracing shows the user's frames, not
+    flyrt's, unless full tracebacks are asked for (errors.full_tracebacks)."""
+
+    def compile(bound_args, key):
+        __tracebackhide__ = True  # IPython and pytest leave out this frame too
+        try:
+            return launcher()._compile(bound_args, key)
+        except Exception as error:
+            if full_tracebacks():
+                raise
+            mine = users_frames(error.__traceback__)
+            raise error.with_traceback(mine) if mine is not None else error
+
+    return compile
+
+
 class JitFunction(_core.Dispatcher):
     def __init__(self, fn, target=None):
         self.fn = fn
@@ -109,7 +127,7 @@ class JitFunction(_core.Dispatcher):
         super().__init__(
             fn.__qualname__,
             specs,
-            lambda bound, key: me()._compile(bound, key),
+            _compile_on_a_miss(me),
             lambda *a, **k: me()._inline(*a, **k),
             _adapt_tensor,
             lambda record: me()._revalidate(record),

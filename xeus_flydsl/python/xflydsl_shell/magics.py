@@ -5,6 +5,9 @@
     %flydsl graph [launcher]  launchers -> kernels, helpers -> modules (SVG); evicted ones red, with why
     %flydsl clear             drop every compiled artifact and factory entry
     %flydsl autoreload on|off reload edited module files before each cell (default on)
+    %flydsl traceback user|full
+                              errors raised while tracing show the user's frames (default),
+                              or flyrt's too (FLYDSL_FULL_TRACEBACK=1 does the same)
     %flydsl drift raise|recompile
                               real FlyDSL: when a global its first compile captured changes,
                               raise as FlyDSL does, or recompile (the kernel's default)
@@ -16,7 +19,7 @@ from IPython.core.magic import Magics, line_magic, magics_class
 from IPython.core.error import UsageError
 
 
-COMMANDS = ("status", "why", "graph", "clear", "autoreload", "drift")
+COMMANDS = ("status", "why", "graph", "clear", "autoreload", "traceback", "drift")
 
 
 def _runtime():
@@ -105,6 +108,14 @@ class FlydslMagics(Magics):
             raise UsageError("%flydsl autoreload on|off")
         invalidation.set_autoreload(state == "on")
         print(f"flyrt: autoreload of edited modules is {state}")
+
+    def _traceback(self, mode=None):
+        import os
+
+        if mode not in ("user", "full"):
+            raise UsageError("%flydsl traceback user|full")
+        os.environ["FLYDSL_FULL_TRACEBACK"] = "1" if mode == "full" else "0"
+        print(f"flyrt: errors raised while tracing show {'every frame' if mode == 'full' else 'your frames'}")
 
     def _drift(self, mode=None):
         import importlib.util
