@@ -38,6 +38,11 @@ class KernelSession:
             if m["msg_type"] == "stream" and m["content"]["name"] == name
         )
 
+    def displayed(self, outputs):
+        """The plain text of what the request displayed (display_data)."""
+        return "".join(m["content"]["data"].get("text/plain", "")
+                       for m in outputs if m["msg_type"] == "display_data")
+
     def drain_iopub(self, timeout=0.2):
         messages = []
         while True:

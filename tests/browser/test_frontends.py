@@ -2,17 +2,19 @@
 
 A user's view: the notebook opens on the kernel, cells run from the
 keyboard, outputs (streams, results, a widget, an image, a kernel's
-recompile notice) render in the page."""
+recompile notice, the dependency picture) render in the page."""
 
 import shutil
 import socket
 import subprocess
 import sys
 import time
+import urllib.parse
 import urllib.request
 
 import nbformat
 import pytest
+from xflydsl_shell.dependency_graph import read_svg
 
 webdriver = pytest.importorskip("selenium.webdriver")
 from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
@@ -47,6 +49,7 @@ x, out = np.arange(4, dtype=np.float32), np.zeros(4, np.float32)
 launch(x, out); print('first:', out.tolist())""",
     "def helper(v):\n    return v * 10.0",
     "launch(x, out); print('after the edit:', out.tolist())",
+    "%flydsl graph",
     "import ipywidgets\nipywidgets.IntSlider(value=3, max=10, description='lanes')",
     "import matplotlib.pyplot as plt\nplt.plot([0, 1], [1, 0]); plt.show()",
 ]
@@ -128,7 +131,7 @@ def test_a_notebook_runs_on_xflydsl_in_the_browser(lab):
     driver.find_elements(By.CSS_SELECTOR, ".jp-CodeCell .jp-InputPrompt")[0].click()  # command mode, cell 1
     for _ in CELLS:
         ActionChains(driver).key_down(Keys.SHIFT).send_keys(Keys.ENTER).key_up(Keys.SHIFT).perform()
-    wait_for(lambda: driver.find_elements(By.CSS_SELECTOR, ".jp-OutputArea-output img"),
+    wait_for(lambda: driver.find_elements(By.CSS_SELECTOR, ".jp-OutputArea-output img[src^='data:image/png']"),
              what="the last cell's image")
     texts = outputs(driver)
     assert texts[0].startswith("hello from 3.11"), texts
@@ -136,6 +139,11 @@ def test_a_notebook_runs_on_xflydsl_in_the_browser(lab):
     assert "first: [1.0, 2.0, 3.0, 4.0]" in texts[2]
     assert "flyrt: evicted launcher launch: 'helper' in module __main__" in texts[3]
     assert "after the edit: [0.0, 10.0, 20.0, 30.0]" in texts[4]
+    # the dependency picture: an SVG image the page decoded and laid out, with its edges
+    (picture,) = driver.find_elements(By.CSS_SELECTOR, ".jp-OutputArea-output img[src^='data:image/svg+xml']")
+    assert driver.execute_script("return arguments[0].complete && arguments[0].naturalWidth", picture) > 100
+    svg = urllib.parse.unquote(picture.get_attribute("src").split(",", 1)[1])
+    assert ("launch", "helper") in read_svg(svg)[1] and ("helper", "__main__") in read_svg(svg)[1]
     slider = driver.find_elements(By.CSS_SELECTOR, ".jp-OutputArea-output .widget-slider")
-    assert slider and "lanes" in texts[5]  # rendered by the widget manager, over the kernel's comms
+    assert slider and "lanes" in texts[6]  # rendered by the widget manager, over the kernel's comms
     assert driver.find_elements(By.CSS_SELECTOR, ".jp-OutputArea-output img[src^='data:image/png']")

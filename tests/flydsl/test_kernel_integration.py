@@ -61,8 +61,9 @@ def test_helper_edited_in_its_file_is_reloaded_evicted_and_traced_again(kernel, 
         import kflydsl_factory as m
         {LAUNCH}
         print("guarded:", adapter.installed())"""))
-    _, text = run(kernel, "%flydsl status")
-    assert "compile_launch.<locals>.launch" in text
+    reply, outputs = kernel.execute("%flydsl status")
+    assert reply["status"] == "ok", reply
+    assert "compile_launch.<locals>.launch" in kernel.displayed(outputs)
     _, text = run(kernel, "%flydsl why compile_launch.<locals>.launch")
     assert "runs:  kflydsl_factory.compile_launch" in text  # the factory whose code built it
     assert "module kflydsl_helpers: scale" in text  # read as kflydsl_helpers.scale while tracing

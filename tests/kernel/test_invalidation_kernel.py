@@ -178,39 +178,39 @@ def test_the_seed_flow_inside_one_cell(session):
 
 def graph_of(kernel, magic):
     """{label: (shape, stroke)} and {(from label, to label)} of the SVG the magic shows."""
-    import xml.etree.ElementTree as ElementTree
+    from xflydsl_shell.dependency_graph import read_svg
 
     reply, outputs = kernel.execute(magic)
     assert reply["status"] == "ok", reply
     svg = [m for m in outputs if m["msg_type"] == "execute_result"][0]["content"]["data"]["image/svg+xml"]
     assert "Warning" not in kernel.stdout(outputs, "stderr")
-    ns = {"s": "http://www.w3.org/2000/svg"}
-    root = ElementTree.fromstring(svg)
-    labels, nodes = {}, {}
-    for group in root.iter("{http://www.w3.org/2000/svg}g"):
-        if group.get("class") == "node":
-            text = " ".join(t.text or "" for t in group.iterfind(".//s:text", ns))
-            shape = next(e for e in group.iter() if e.tag.split("}")[1] in ("polygon", "ellipse", "path"))
-            labels[group.find("s:title", ns).text] = text
-            nodes[text] = (shape.tag.split("}")[1], shape.get("stroke"))
-    edges = set()
-    for group in root.iter("{http://www.w3.org/2000/svg}g"):
-        if group.get("class") == "edge":
-            tail, head = group.find("s:title", ns).text.split("->")
-            edges.add((labels[tail], labels[head]))
-    return nodes, edges
+    return read_svg(svg)
 
 
 def test_flydsl_magics(session):
     kernel, name, _ = session
     result(kernel, "m.launch(x, out); m.launch(x, out)")
-    _, text = result(kernel, "%flydsl status")
-    assert "launch" in text and "autoreload of edited modules: on" in text
+    reply, outputs = kernel.execute("%flydsl status")
+    (table,) = [m["content"]["data"] for m in outputs if m["msg_type"] == "display_data"]
+    assert "<table>" in table["text/html"] and f"<td>{name}.launch</td>" in table["text/html"]
+    assert f"{name}.launch" in table["text/plain"] and "compiles" in table["text/plain"]  # the console's
+    assert "autoreload of edited modules: on" in kernel.stdout(outputs)
+    reply, outputs = kernel.execute("m.launch.cache_info()")
+    info = [m["content"]["data"] for m in outputs if m["msg_type"] == "execute_result"][0]
+    assert "<th>compiles</th>" in info["text/html"] and info["text/plain"].startswith("CacheInfo(hits=")
+    reply, outputs = kernel.execute("import flyrt.compiler as flyc\nflyc.compile_log()")
+    log = [m["content"]["data"] for m in outputs if m["msg_type"] == "execute_result"][0]
+    assert "<th>specialization</th>" in log["text/html"] and "launch" in log["text/html"]
+    reply, outputs = kernel.execute("%flydsl?")
+    assert "%flydsl graph [launcher]" in str(outputs) + str(reply.get("payload"))
     _, text = result(kernel, f"%flydsl why {name}.launch")
     assert f"{name}.helper" in text and "reads:" in text and "SCALE" in text
     nodes, edges = graph_of(kernel, "%flydsl graph")
     assert ("launch", "helper") in edges and ("launch", "kernel") in edges and ("helper", name) in edges
     assert not any(color == "red" for _, color in nodes.values())
+    reply, outputs = kernel.execute("%flydsl graph")  # a console gets the edges as text
+    plain = [m for m in outputs if m["msg_type"] == "execute_result"][0]["content"]["data"]["text/plain"]
+    assert "launch -> helper" in plain.splitlines() and "red:" not in plain
     result(kernel, "m.helper = lambda v: v * 2.0")  # evicted after this cell
     nodes, edges = graph_of(kernel, f"%flydsl graph {name}.launch")
     (launcher,) = [label for label in nodes if label.startswith("launch") and "evicted" in label]

@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 import nbformat
+from xflydsl_shell.dependency_graph import read_svg
 
 REPO = Path(__file__).resolve().parents[2]
 NOTEBOOKS = REPO / "notebooks"
@@ -44,8 +45,9 @@ def test_getting_started_runs_and_shows_its_outputs(tmp_path):
     log = outputs_of(code[3])["stream"]["text"]
     assert "saxpy[Float32, Float32[1-d, contiguous], Float32[1-d, contiguous], Int32]: compiled" in log
     assert "Float64[1-d, contiguous]" in log and "new specialization" in log
-    status = outputs_of(code[4])["stream"]["text"]
-    assert "__main__.saxpy" in status and "autoreload of edited modules: on" in status
+    table = outputs_of(code[4])["display_data"]["data"]
+    assert "<td>__main__.saxpy</td>" in table["text/html"] and "__main__.saxpy" in table["text/plain"]
+    assert "autoreload of edited modules: on" in outputs_of(code[4])["stream"]["text"]
     assert "Wall time" in outputs_of(code[5])["stream"]["text"]
 
 
@@ -54,12 +56,20 @@ def test_pa_decode_stale_cache_regression_notebook(tmp_path):
     code = [c for c in nb.cells if c.cell_type == "code"]
     assert not any(o.output_type == "error" for c in code for o in c.outputs)
     assert "max_diff=" in outputs_of(code[0])["stream"]["text"]
-    notice = outputs_of(code[1])["stream"]["text"]
+    notice = outputs_of(code[2])["stream"]["text"]
     assert "flyrt: evicted launcher compile_pa_decode_ps.<locals>.launch_pa_decode_ps" in notice
     assert "'_load_q_fragments' in module kernels.pa_decode_fp8" in notice
-    assert "sentinel observed" in outputs_of(code[2])["stream"]["text"]
-    assert "compiles=1" in outputs_of(code[3])["stream"]["text"]
-    assert "one-cell flow" in outputs_of(code[4])["stream"]["text"]
+    assert "sentinel observed" in outputs_of(code[3])["stream"]["text"]
+    assert "compiles=1" in outputs_of(code[5])["stream"]["text"]
+    assert "one-cell flow" in outputs_of(code[7])["stream"]["text"]
+    # the saved pictures: before the edit, after it (the evicted launcher red), after the restore
+    launcher = "compile_pa_decode_ps.<locals>.launch_pa_decode_ps"
+    pictures = [read_svg(outputs_of(code[i])["execute_result"]["data"]["image/svg+xml"]) for i in (1, 4, 6)]
+    for nodes, edges in pictures[0], pictures[2]:
+        assert (launcher, "_load_q_fragments") in edges and all(stroke != "red" for _, stroke in nodes.values())
+    nodes, edges = pictures[1]
+    (evicted,) = [label for label, (_, stroke) in nodes.items() if stroke == "red" and label.startswith(launcher)]
+    assert "now refers to a different function" in evicted and (evicted, "_load_q_fragments") in edges
 
 
 def _flydsl_outcomes(nb):
@@ -104,7 +114,8 @@ def test_helper_edit_workflow_notebook(tmp_path):
     assert "evicted launcher" in text and "_normalize" in text
     assert "new numbers: out = 2 x reference" in text
     assert "restored" in outputs_of(code[4])["stream"]["text"]
-    assert (copy / "kernels" / "pa_decode_fp8.py").read_text() == (NOTEBOOKS / "kernels" / "pa_decode_fp8.py").read_text()
+    kernel_file = Path("kernels") / "pa_decode_fp8.py"
+    assert (copy / kernel_file).read_text() == (NOTEBOOKS / kernel_file).read_text()
 
 
 def test_a_failing_cell_fails_nbconvert(tmp_path):

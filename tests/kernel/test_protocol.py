@@ -62,7 +62,8 @@ def test_execute_result_and_user_expressions(kernel):
 def test_rich_mime_bundles(kernel):
     code = (
         "import base64\n"
-        "PNG = base64.b64decode('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==')\n"
+        "PNG = base64.b64decode('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9aw'\n"
+        "                       'AAAABJRU5ErkJggg==')\n"
         "class Rich:\n"
         "    def _repr_html_(self): return '<i>rich</i>'\n"
         "    def _repr_png_(self): return PNG\n"
@@ -247,7 +248,8 @@ def test_input_and_getpass_over_stdin(kernel):
         kernel.kc.input("secret" if msg["content"]["prompt"] == "pw? " else "Ada")
 
     code = "import getpass\nname = input('name? ')\npw = getpass.getpass('pw? ')\nprint(name, len(pw))"
-    reply = kernel.kc.execute_interactive(code, allow_stdin=True, stdin_hook=answer, output_hook=lambda m: None, timeout=30)
+    reply = kernel.kc.execute_interactive(code, allow_stdin=True, stdin_hook=answer, output_hook=lambda m: None,
+                                          timeout=30)
     assert reply["content"]["status"] == "ok"
     assert prompts == ["name? ", "pw? "]
     _, outputs = kernel.execute("print(name, pw)")

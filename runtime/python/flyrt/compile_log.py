@@ -4,6 +4,8 @@ import collections
 import time
 from dataclasses import dataclass, field
 
+from .tables import html_table
+
 KEPT = 1000  # the latest records; a long session's log stays bounded
 _log = collections.deque(maxlen=KEPT)
 
@@ -26,6 +28,14 @@ def record(entry):
     _log.append(entry)
 
 
+class CompileLog(list):
+    """Compile records, oldest first (a table in notebooks)."""
+
+    def _repr_html_(self):
+        return html_table(("launcher", "specialization", "source", "ms", "reason"),
+                          [(r.launcher, r.specialization, r.source, f"{r.milliseconds:.1f}", r.reason) for r in self])
+
+
 def compile_log():
     """The latest records (up to KEPT), oldest first."""
-    return list(_log)
+    return CompileLog(_log)

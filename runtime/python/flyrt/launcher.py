@@ -21,10 +21,17 @@ from .ast_rewrite import rewrite, traceable
 from .dependencies import DependencyRecord
 from .errors import KernelError, full_tracebacks, raise_at, users_frames
 from .expr import Stream, Tensor, is_constexpr
+from .tables import html_table
 from .tracing import Trace, tracing
 from .values import Value
 
-CacheInfo = namedtuple("CacheInfo", "hits misses compiles evictions size")
+class CacheInfo(namedtuple("CacheInfo", "hits misses compiles evictions size")):
+    """A launcher's cache counters (a table in notebooks)."""
+
+    __slots__ = ()
+
+    def _repr_html_(self):
+        return html_table(self._fields, [self])
 
 
 @functools.lru_cache(maxsize=None)

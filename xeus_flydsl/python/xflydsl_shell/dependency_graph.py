@@ -9,7 +9,9 @@ too. Compile factories whose code changed are red components. Node ids are
 plain counters: Graphviz reads `a:b` in an id as a port.
 """
 
+import functools
 import textwrap
+import xml.etree.ElementTree as ElementTree
 
 import graphviz
 
@@ -26,6 +28,59 @@ class _Ids:
         return self._ids.setdefault(key, f"n{len(self._ids)}")
 
 
+class Picture:
+    """The drawn graph: SVG in a notebook, its edges as text in a console,
+    and what the SVG shows (`nodes`, `edges`) for a notebook to assert on."""
+
+    def __init__(self, dot):
+        self.dot = dot
+
+    @functools.cached_property
+    def svg(self):
+        return self.dot.pipe(format="svg", encoding="utf-8")
+
+    @property
+    def nodes(self):
+        return read_svg(self.svg)[0]
+
+    @property
+    def edges(self):
+        return read_svg(self.svg)[1]
+
+    def red(self):
+        """Labels of the nodes drawn red: what changed, what it evicted."""
+        return {label for label, (_, stroke) in self.nodes.items() if stroke == RED}
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        return {"image/svg+xml": self.svg, "text/plain": repr(self)}
+
+    def __repr__(self):
+        lines = [f"{tail} -> {head}" for tail, head in sorted(self.edges)]
+        red = sorted(self.red())
+        return "\n".join(lines + ([f"red: {', '.join(red)}"] if red else [])) or "(no launchers)"
+
+
+_SVG = "{http://www.w3.org/2000/svg}"
+
+
+def read_svg(svg):
+    """({label: (shape, stroke colour)}, {(tail label, head label)}) of an
+    SVG Graphviz drew; a label's lines are joined by spaces."""
+    root = ElementTree.fromstring(svg)
+    groups = list(root.iter(f"{_SVG}g"))
+    labels, nodes = {}, {}
+    for group in (g for g in groups if g.get("class") == "node"):
+        label = " ".join(text.text or "" for text in group.iter(f"{_SVG}text"))
+        shape = next(e for e in group.iter() if e.tag[len(_SVG):] in ("polygon", "ellipse", "path"))
+        labels[group.find(f"{_SVG}title").text] = label
+        nodes[label] = (shape.tag[len(_SVG):], shape.get("stroke"))
+    edges = set()
+    for group in (g for g in groups if g.get("class") == "edge"):
+        tail, head = group.find(f"{_SVG}title").text.split("->")
+        edges.add((labels[tail], labels[head]))
+    return nodes, edges
+
+
 def build(launchers, factory_links):
     dot = graphviz.Digraph("flyrt", graph_attr={"rankdir": "LR"}, node_attr={"fontsize": "10"})
     node = _Ids()
@@ -34,9 +89,9 @@ def build(launchers, factory_links):
     for link in factory_links:
         change = link.change()
         attributes = {"color": RED, "fontcolor": RED, "tooltip": change} if change else {}
-        label = f"{link.name}\nchanged: {change}" if change else link.name
+        label = f"{link.name}\n(compile factory)" + (f"\nchanged: {change}" if change else "")
         dot.node(node(("factory", link.name)), label, shape="component", **attributes)
-    return dot
+    return Picture(dot)
 
 
 def _launcher(dot, node, launcher):

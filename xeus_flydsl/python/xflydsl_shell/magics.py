@@ -45,19 +45,27 @@ class FlydslMagics(Magics):
         return handler(*args)
 
     def _status(self):
+        from IPython.display import display
+        from flyrt.tables import Table
+
         flyc, factories, invalidation = _runtime()
         launchers = invalidation.launchers()
         if not launchers:
             print("flyrt: no launchers yet")
             return
-        print(f"{'launcher':<48} {'artifacts':>9} {'hits':>8} {'misses':>7} {'compiles':>9} {'evictions':>10}")
+        headers = ("launcher", "artifacts", "hits", "misses", "compiles", "evictions")
+        rows = []
         for launcher in launchers:
             info = launcher.cache_info()
-            name = f"{launcher.__module__}.{launcher.__qualname__}"
-            print(f"{name:<48} {info.size:>9} {info.hits:>8} {info.misses:>7} {info.compiles:>9} {info.evictions:>10}")
+            rows.append((f"{launcher.__module__}.{launcher.__qualname__}", info.size, info.hits, info.misses,
+                         info.compiles, info.evictions))
+        text = "\n".join([f"{headers[0]:<48} {headers[1]:>9} {headers[2]:>8} {headers[3]:>7} {headers[4]:>9} "
+                          f"{headers[5]:>10}"] +
+                         [f"{r[0]:<48} {r[1]:>9} {r[2]:>8} {r[3]:>7} {r[4]:>9} {r[5]:>10}" for r in rows])
+        display(Table(headers, rows, text))
         links = factories.registered()
         if links:
-            print("\ncompile factories: " + ", ".join(link.name for link in links))
+            print("compile factories: " + ", ".join(link.name for link in links))
         print(f"autoreload of edited modules: {'on' if invalidation.autoreload_enabled() else 'off'}")
 
     def _find(self, name):
@@ -129,3 +137,6 @@ class FlydslMagics(Magics):
         if not flydsl_adapter.install(global_drift=mode):
             raise UsageError("the installed flydsl is not one the adapter knows; its caches are not guarded")
         print(f"flyrt: a changed global captured by a FlyDSL function now makes it {mode}")
+
+
+FlydslMagics.flydsl.__doc__ = __doc__  # what %flydsl? shows
