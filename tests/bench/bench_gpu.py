@@ -12,6 +12,7 @@ on time):
   copy bandwidth measured here, and a Triton split-KV kernel.
 
     python3 tests/bench/bench_gpu.py        (run by scripts/gpu_tests.sh --bench)
+    python3 tests/bench/bench_gpu.py pa     PA decode alone (make main on a GPU)
 """
 
 import os
@@ -334,6 +335,9 @@ def _module(name, source):
 
 def main():
     print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}\n")
+    if sys.argv[1:] == ["pa"]:  # PA decode alone (the main job's GPU section)
+        pa_decode(copy_bandwidth())
+        return
     launch_overhead()
     print()
     first_compile()

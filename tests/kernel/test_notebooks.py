@@ -111,8 +111,8 @@ def test_helper_edit_workflow_notebook(tmp_path):
     assert not any(o.output_type == "error" for c in code for o in c.outputs)
     text = outputs_of(code[2])["stream"]["text"]
     assert "flyrt: reloaded edited module kernels.pa_decode_fp8" in text
-    assert "evicted launcher" in text and "_normalize" in text
-    assert "new numbers: out = 2 x reference" in text
+    assert "evicted launcher" in text and "_load_q_fragments" in text
+    assert "new numbers: the softmax scale doubled" in text
     assert "restored" in outputs_of(code[4])["stream"]["text"]
     kernel_file = Path("kernels") / "pa_decode_fp8.py"
     assert (copy / kernel_file).read_text() == (NOTEBOOKS / kernel_file).read_text()

@@ -86,3 +86,11 @@ def test_architectures_and_targets_by_name():
         softmax.set_target("hip")
     with pytest.raises(ValueError, match="unknown target"):
         softmax.set_target("tpu")
+
+
+@pytest.mark.skipif(_core.cuda_available(), reason="a GPU answers here: the GPU tests wait on it")
+def test_synchronize_without_a_gpu_says_why():
+    import flyrt
+
+    with pytest.raises(RuntimeError, match="NVIDIA|CUDA"):
+        flyrt.synchronize()

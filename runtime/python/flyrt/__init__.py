@@ -8,6 +8,7 @@ this machine's CPU or NVIDIA GPUs.
 import os
 
 from ._version import __version__
+from .drivers.cuda import synchronize
 from .targets import set_target
 
 try:
@@ -15,4 +16,4 @@ try:
 except ValueError as problem:
     raise ImportError(f"FLYDSL_TARGET={os.environ['FLYDSL_TARGET']!r}: {problem}") from None
 
-__all__ = ["__version__", "set_target"]
+__all__ = ["__version__", "set_target", "synchronize"]

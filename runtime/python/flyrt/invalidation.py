@@ -30,12 +30,13 @@ def collect_recompiles():
 class StaleCall:
     """A call found `what` stale; `outcome` is what replaced its artifact, set
     once known: "compiled", "disk cache", or "reused" (an earlier artifact
-    whose dependencies match again, A -> B -> A)."""
+    whose dependencies match again, A -> B -> A); `where`, a GPU's name when
+    the artifact is for one."""
 
-    __slots__ = ("what", "reasons", "outcome")
+    __slots__ = ("what", "reasons", "outcome", "where")
 
     def __init__(self, what, reasons):
-        self.what, self.reasons, self.outcome = what, reasons, "compiled"
+        self.what, self.reasons, self.outcome, self.where = what, reasons, "compiled", None
 
 
 def note_recompile(what, reasons):
@@ -102,13 +103,14 @@ def format_notice(notices, recompiled=()):
         lines.append(f"flyrt: evicted {what}: {'; '.join(unique)} (recompiles on next call)")
     for notice in recompiled:
         why = "; ".join(dict.fromkeys(notice.reasons))
+        what = f"{notice.what} for {notice.where}" if notice.where else notice.what
         if notice.outcome == "reused":
-            lines.append(f"flyrt: re-validated {notice.what}: {why}; reused the artifact built earlier for what "
+            lines.append(f"flyrt: re-validated {what}: {why}; reused the artifact built earlier for what "
                          "it reads now (nothing recompiled)")
         elif notice.outcome == "disk cache":
-            lines.append(f"flyrt: reloaded {notice.what} from the disk cache: {why}")
+            lines.append(f"flyrt: reloaded {what} from the disk cache: {why}")
         else:
-            lines.append(f"flyrt: recompiled {notice.what}: {why}")
+            lines.append(f"flyrt: recompiled {what}: {why}")
     return "\n".join(lines)
 
 

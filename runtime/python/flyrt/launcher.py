@@ -292,15 +292,16 @@ class JitFunction(_core.Dispatcher):
         code, device = key[1], key[2]
         target = targets.description(code, device, block.cpu_warp_size())
         described = ", ".join(s.describe() for s in specs)
-        if code != targets.CPU:
-            described = f"{targets.where(code, device, target)}: {described}"
+        where = targets.where(code, device, target) if code != targets.CPU else None
+        if where:
+            described = f"{where}: {described}"
         history = self._history.setdefault(key, [])
         for earlier in reversed(history):
             if not earlier.changes():  # A -> B -> A: A's artifact again, no compile
                 earlier.refresh()
                 history.remove(earlier)
                 history.append(earlier)  # the newest again: the cached artifact's record stays in history
-                self._replaced_by("reused")
+                self._replaced_by("reused", where)
                 compile_log.record(compile_log.CompileRecord(
                     self.__qualname__, described, "dependencies match an earlier version",
                     (time.perf_counter() - start) * 1e3, "reused"))
@@ -331,13 +332,20 @@ class JitFunction(_core.Dispatcher):
         compile_log.record(compile_log.CompileRecord(
             self.__qualname__, described, reason, (time.perf_counter() - start) * 1e3,
             "compiled" if compiled else "disk cache"))
-        self._replaced_by("compiled" if compiled else "disk cache")
+        self._replaced_by("compiled" if compiled else "disk cache", where)
         return artifact, compiled
 
-    def _replaced_by(self, outcome):
-        """What replaced the artifact the last call found stale (its notice says so)."""
+    def device_kernels(self):
+        """What this launcher's cached artifacts hold on GPUs: per loaded
+        kernel, its name, device, registers, shared, local and constant bytes,
+        code bytes and the device memory its load took (_core.KernelResources)."""
+        return [kernel for _, artifact in self._entries() for kernel in artifact.device_kernels]
+
+    def _replaced_by(self, outcome, where=None):
+        """What replaced the artifact the last call found stale, and for which
+        GPU (its notice says so)."""
         if self._stale_call is not None:
-            self._stale_call.outcome, self._stale_call = outcome, None
+            self._stale_call.outcome, self._stale_call.where, self._stale_call = outcome, where, None
 
 
 def jit(fn=None, *, target=None):

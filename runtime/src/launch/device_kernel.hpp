@@ -4,11 +4,25 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "launch_status.hpp"
 
 namespace flyrt::launch
 {
+
+// What a loaded kernel holds on its GPU, as the driver reports it.
+struct kernel_resources
+{
+    std::string kernel;
+    int device = 0;
+    int registers = 0;           // per thread
+    int static_shared_bytes = 0; // per block
+    int local_bytes = 0;         // per thread (spills, local arrays)
+    int constant_bytes = 0;
+    std::int64_t image_bytes = 0;  // the code handed to the driver
+    std::int64_t device_bytes = 0; // device memory the load took (the driver's free-memory delta)
+};
 
 class device_kernel
 {
@@ -18,6 +32,8 @@ public:
     // Enqueues the kernel on `stream` (a driver handle, as an integer);
     // returns 0, or a status with last_error() set.
     virtual std::int32_t launch(const std::uint64_t* slots, const geometry& g, std::int64_t stream) = 0;
+
+    virtual kernel_resources resources() const = 0;
 };
 
 // The stream of the launcher call on this thread, which launches without

@@ -159,6 +159,21 @@ bool python_interrupted()
     return PyErr_CheckSignals() != 0;
 }
 
+// Waits for `stream` on device `ordinal` with the GIL released; Ctrl-C
+// (KeyboardInterrupt) ends the wait, the GPU's work going on.
+void cuda_synchronize(int ordinal, std::int64_t stream)
+{
+    bool finished = false;
+    {
+        py::gil_scoped_release unlocked;
+        finished = launch::cuda::synchronize(ordinal, stream, &python_interrupted);
+    }
+    if (!finished)
+    {
+        throw py::error_already_set();
+    }
+}
+
 } // namespace
 
 PYBIND11_MODULE(_core, m)
@@ -366,6 +381,16 @@ PYBIND11_MODULE(_core, m)
         .def("holds", &dispatch::dependency_guard::holds)
         .def("__len__", &dispatch::dependency_guard::size);
 
+    py::class_<launch::kernel_resources>(
+        m, "KernelResources", "What a loaded GPU kernel holds on its device.")
+        .def_readonly("kernel", &launch::kernel_resources::kernel)
+        .def_readonly("device", &launch::kernel_resources::device)
+        .def_readonly("registers", &launch::kernel_resources::registers)
+        .def_readonly("static_shared_bytes", &launch::kernel_resources::static_shared_bytes)
+        .def_readonly("local_bytes", &launch::kernel_resources::local_bytes)
+        .def_readonly("constant_bytes", &launch::kernel_resources::constant_bytes)
+        .def_readonly("image_bytes", &launch::kernel_resources::image_bytes)
+        .def_readonly("device_bytes", &launch::kernel_resources::device_bytes);
     py::class_<dispatch::artifact, std::shared_ptr<dispatch::artifact>>(m, "Artifact")
         .def_property_readonly("hits", [](const dispatch::artifact& a) { return a.hits; })
         .def_readwrite("guard", &dispatch::artifact::guard)
@@ -373,7 +398,17 @@ PYBIND11_MODULE(_core, m)
                       &dispatch::artifact::record,
                       [](dispatch::artifact& a, const py::object& record)
                       { a.record_ref = record.is_none() ? py::object() : py::weakref(record); })
-        .def_readwrite("written_params", &dispatch::artifact::written_params);
+        .def_readwrite("written_params", &dispatch::artifact::written_params)
+        .def_property_readonly("device_kernels",
+                               [](const dispatch::artifact& a)
+                               {
+                                   std::vector<launch::kernel_resources> out;
+                                   for (const auto& kernel : a.kernels)
+                                   {
+                                       out.push_back(kernel->resources());
+                                   }
+                                   return out;
+                               });
     m.def("load_artifact",
           &load_artifact,
           py::arg("payload"),
@@ -481,4 +516,9 @@ PYBIND11_MODULE(_core, m)
     m.def("cuda_available", &launch::cuda::available, "Whether a CUDA driver with a device answers.");
     m.def("cuda_device_count", &launch::cuda::device_count);
     m.def("cuda_device", &device_description, py::arg("ordinal"));
+    m.def("cuda_synchronize",
+          &cuda_synchronize,
+          py::arg("ordinal"),
+          py::arg("stream"),
+          "Waits for a CUDA stream's work; an interrupt ends the wait (KeyboardInterrupt).");
 }

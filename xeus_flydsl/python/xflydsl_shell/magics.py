@@ -1,6 +1,7 @@
 """``%flydsl``: what the runtime compiled, why, and what depends on what.
 
-    %flydsl status            launchers, artifacts, hits, compiles, evictions
+    %flydsl status            launchers, artifacts, hits, compiles, evictions; GPU kernels loaded
+                              (registers, shared, local, device memory)
     %flydsl why <launcher>    its dependencies and why it last recompiled
     %flydsl graph [launcher]  launchers -> kernels, helpers -> modules (SVG); evicted ones red, with why
     %flydsl clear             drop every compiled artifact and factory entry
@@ -27,6 +28,22 @@ def _runtime():
     from flyrt import factories, invalidation
 
     return flyc, factories, invalidation
+
+
+def _gpu_kernels(launchers, display, Table):
+    """The GPU kernels the launchers' cached artifacts hold loaded, as a table."""
+    kernels = [(launcher.__qualname__, k) for launcher in launchers
+               for k in getattr(launcher, "device_kernels", list)()]
+    if not kernels:
+        return
+    headers = ("launcher", "kernel", "device", "registers", "shared B", "local B", "code B", "device memory")
+    rows = [(name, k.kernel, f"cuda:{k.device}", k.registers, k.static_shared_bytes, k.local_bytes, k.image_bytes,
+             f"{k.device_bytes / 2**20:.1f} MiB") for name, k in kernels]
+    total = sum(k.device_bytes for _, k in kernels) / 2**20
+    text = "\n".join([f"GPU kernels loaded: {len(kernels)}, {total:.1f} MiB of device memory taken by loading"] +
+                     [f"  {r[0]} / {r[1]} on {r[2]}: {r[3]} registers, {r[4]} B shared, {r[5]} B local, "
+                      f"{r[6]} B code, {r[7]}" for r in rows])
+    display(Table(headers, rows, text))
 
 
 @magics_class
@@ -63,6 +80,7 @@ class FlydslMagics(Magics):
                           f"{headers[5]:>10}"] +
                          [f"{r[0]:<48} {r[1]:>9} {r[2]:>8} {r[3]:>7} {r[4]:>9} {r[5]:>10}" for r in rows])
         display(Table(headers, rows, text))
+        _gpu_kernels(launchers, display, Table)
         links = factories.registered()
         if links:
             print("compile factories: " + ", ".join(link.name for link in links))

@@ -40,6 +40,23 @@ def arch_target(arch):
     return _core.nvptx_target(int(digits[:-1]), int(digits[-1]))
 
 
+def synchronize(stream=None, device=None):
+    """Waits for the GPU work queued on `stream` (an int handle, fx.Stream or
+    a torch / cupy stream; by default torch's current stream on `device`,
+    where launchers run without `stream=`). Unlike torch's synchronize, an
+    interrupt (Ctrl-C, the notebook's stop button) ends the wait with
+    KeyboardInterrupt; the work already queued goes on on the GPU."""
+    for _ in range(3):  # fx.Stream(torch stream) -> torch stream -> handle
+        stream = getattr(stream, "handle", getattr(stream, "cuda_stream", stream))
+    torch = sys.modules.get("torch")
+    on_torch = torch is not None and torch.cuda.is_available()
+    if device is None:
+        device = torch.cuda.current_device() if on_torch else 0
+    if stream is None:
+        stream = torch.cuda.current_stream(device).cuda_stream if on_torch else 0
+    _core.cuda_synchronize(int(device), int(stream))
+
+
 # -- tensors ---------------------------------------------------------------------
 
 _TYPESTR = {"f2": dtypes.Float16, "f4": dtypes.Float32, "f8": dtypes.Float64, "i1": dtypes.Int8,

@@ -2,8 +2,11 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
+#include <chrono>
 #include <mutex>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
 namespace flyrt::launch::cuda
@@ -39,8 +42,10 @@ struct loaded_driver
                               bind(library, api.cuModuleGetFunction, "cuModuleGetFunction") &&
                               bind(library, api.cuModuleGetGlobal, "cuModuleGetGlobal_v2") &&
                               bind(library, api.cuFuncSetAttribute, "cuFuncSetAttribute") &&
+                              bind(library, api.cuFuncGetAttribute, "cuFuncGetAttribute") &&
                               bind(library, api.cuLaunchKernel, "cuLaunchKernel") &&
                               bind(library, api.cuStreamSynchronize, "cuStreamSynchronize") &&
+                              bind(library, api.cuStreamQuery, "cuStreamQuery") &&
                               bind(library, api.cuMemcpyDtoH, "cuMemcpyDtoH_v2") &&
                               bind(library, api.cuMemsetD8, "cuMemsetD8_v2") &&
                               bind(library, api.cuMemGetInfo, "cuMemGetInfo_v2") &&
@@ -189,6 +194,40 @@ CUcontext use_device(int ordinal)
         check(api.cuCtxSetCurrent(context), "cuCtxSetCurrent");
     }
     return context;
+}
+
+bool synchronize(int ordinal, std::int64_t stream, bool (*interrupted)())
+{
+    const driver_api& api = driver();
+    use_device(ordinal);
+    const auto handle = reinterpret_cast<CUstream>(stream);
+    // Short waits poll often (a launch's result back in microseconds), long
+    // ones back off to 1 ms, so the host thread is not spun for seconds.
+    auto pause = std::chrono::microseconds(2);
+    auto next_check = std::chrono::steady_clock::now() + std::chrono::milliseconds(20);
+    for (;;)
+    {
+        const CUresult state = api.cuStreamQuery(handle);
+        if (state == CUDA_SUCCESS)
+        {
+            return true;
+        }
+        if (state != CUDA_ERROR_NOT_READY)
+        {
+            throw std::runtime_error("waiting for CUDA device " + std::to_string(ordinal) + ": " +
+                                     error_text(state));
+        }
+        if (interrupted != nullptr && std::chrono::steady_clock::now() >= next_check)
+        {
+            if (interrupted())
+            {
+                return false;
+            }
+            next_check = std::chrono::steady_clock::now() + std::chrono::milliseconds(20);
+        }
+        std::this_thread::sleep_for(pause);
+        pause = std::min(pause * 2, std::chrono::microseconds(1000));
+    }
 }
 
 } // namespace flyrt::launch::cuda

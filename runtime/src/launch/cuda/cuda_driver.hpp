@@ -26,6 +26,11 @@ inline constexpr int CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE = 38;
 inline constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75;
 inline constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;
 inline constexpr int CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97;
+inline constexpr CUresult CUDA_ERROR_NOT_READY = 600;
+inline constexpr int CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1;
+inline constexpr int CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES = 2;
+inline constexpr int CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES = 3;
+inline constexpr int CU_FUNC_ATTRIBUTE_NUM_REGS = 4;
 inline constexpr int CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8;
 inline constexpr int CU_JIT_INFO_LOG_BUFFER = 3;
 inline constexpr int CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES = 4;
@@ -49,6 +54,7 @@ struct driver_api
     CUresult (*cuModuleGetFunction)(CUfunction*, CUmodule, const char*);
     CUresult (*cuModuleGetGlobal)(CUdeviceptr*, std::size_t*, CUmodule, const char*);
     CUresult (*cuFuncSetAttribute)(CUfunction, int, int);
+    CUresult (*cuFuncGetAttribute)(int*, int, CUfunction);
     CUresult (*cuLaunchKernel)(CUfunction,
                                unsigned,
                                unsigned,
@@ -61,6 +67,7 @@ struct driver_api
                                void**,
                                void**);
     CUresult (*cuStreamSynchronize)(CUstream);
+    CUresult (*cuStreamQuery)(CUstream);
     CUresult (*cuMemcpyDtoH)(void*, CUdeviceptr, std::size_t);
     CUresult (*cuMemsetD8)(CUdeviceptr, unsigned char, std::size_t);
     CUresult (*cuMemGetInfo)(std::size_t*, std::size_t*);
@@ -92,6 +99,13 @@ struct device_info
 
 int device_count();
 device_info device(int ordinal);
+
+// Waits for the work queued on `stream` (a driver handle, as an integer; 0
+// the legacy default stream) of device `ordinal`, polling, so the wait can
+// be given up: `interrupted` is asked about every 20 ms and true ends the
+// wait early (returns false; the work goes on on the GPU). Throws
+// std::runtime_error for a fault the work raised.
+bool synchronize(int ordinal, std::int64_t stream, bool (*interrupted)());
 
 // Makes device `ordinal`'s primary context (the one PyTorch uses) current
 // on this thread, retaining it on first use; returns it.

@@ -51,6 +51,8 @@ cuda_kernel::cuda_kernel(const jit::device_image& image, int ordinal)
     std::vector<char> errors(16384, '\0');
     int options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
     void* values[] = {errors.data(), reinterpret_cast<void*>(errors.size())};
+    std::size_t free_before = 0, free_after = 0, total = 0;
+    api.cuMemGetInfo(&free_before, &total);
     const CUresult loaded = api.cuModuleLoadDataEx(&m_module, image.code.c_str(), 2, options, values);
     if (loaded != CUDA_SUCCESS)
     {
@@ -67,6 +69,16 @@ cuda_kernel::cuda_kernel(const jit::device_image& image, int ordinal)
         api.cuModuleUnload(m_module);
         throw std::runtime_error("kernel " + m_name + " is missing from its own PTX: " + error_text(found));
     }
+    api.cuMemGetInfo(&free_after, &total);
+    m_resources.kernel = m_name;
+    m_resources.device = ordinal;
+    m_resources.image_bytes = static_cast<std::int64_t>(image.code.size());
+    m_resources.device_bytes =
+        free_before > free_after ? static_cast<std::int64_t>(free_before - free_after) : 0;
+    api.cuFuncGetAttribute(&m_resources.registers, CU_FUNC_ATTRIBUTE_NUM_REGS, m_function);
+    api.cuFuncGetAttribute(&m_resources.static_shared_bytes, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, m_function);
+    api.cuFuncGetAttribute(&m_resources.local_bytes, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, m_function);
+    api.cuFuncGetAttribute(&m_resources.constant_bytes, CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES, m_function);
 }
 
 cuda_kernel::~cuda_kernel()

@@ -27,6 +27,7 @@ public:
     cuda_kernel& operator=(const cuda_kernel&) = delete;
 
     std::int32_t launch(const std::uint64_t* slots, const geometry& g, std::int64_t stream) override;
+    kernel_resources resources() const override { return m_resources; }
 
     const std::string& name() const { return m_name; }
     int device() const { return m_device; }
@@ -48,6 +49,7 @@ private:
     int m_dynamic_shared_limit = 48 * 1024; // what the function is allowed now
     std::int64_t m_max_shared = 0;          // what the device allows
     int m_max_threads = 1024;
+    kernel_resources m_resources;
 };
 
 } // namespace flyrt::launch::cuda
