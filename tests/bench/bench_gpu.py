@@ -34,7 +34,8 @@ sys.path[:0] = [str(ROOT / "notebooks"), str(ROOT / "tests" / "bench"), str(ROOT
 import flyrt.compiler as flyc  # noqa: E402
 import flyrt.expr as fx  # noqa: E402
 import kernels.pa_decode_fp8 as pa  # noqa: E402
-from cuda_arrays import cuda, host  # noqa: E402
+from cuda_arrays import host  # noqa: E402
+from kernels.devices import on  # noqa: E402
 from kernels.pa_reference import check, make_case  # noqa: E402
 from kernels.vector_add import vector_add  # noqa: E402
 from torch_paged_kv import paged_kv  # noqa: E402
@@ -278,17 +279,8 @@ def device_case(seqs, q_heads, kv_heads, head, page, context, fmt, per_token, se
                 k_scale=scales(0.005), v_scale=scales(0.01))
 
 
-def on_device(case, fresh_caches=False):
-    moved = {k: cuda(v) if isinstance(v, np.ndarray) else v for k, v in case.items()}
-    if fresh_caches:  # other memory with the same contents: no L2 hits across calls
-        moved["key_cache"] = moved["key_cache"].clone()
-        moved["value_cache"] = moved["value_cache"].clone()
-    moved["context_lengths"] = torch.from_numpy(np.asarray(case["context_lengths"], np.int32)).cuda()
-    return moved
-
-
 def helper_edit():
-    case = on_device(make_case(num_seqs=16, num_q_heads=16, num_kv_heads=1, head_size=128, context_length=4096))
+    case = on("cuda", make_case(num_seqs=16, num_q_heads=16, num_kv_heads=1, head_size=128, context_length=4096))
     pa.pa_decode_ps_launch(**case)
     torch.cuda.synchronize()
     original = pa._load_q_fragments  # the seed bug's helper, in both PA kernels

@@ -6,7 +6,8 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path[:0] = [str(Path(__file__).parent), str(ROOT / "tests" / "runtime"), str(ROOT / "notebooks")]
+sys.path[:0] = [str(Path(__file__).parent), str(ROOT / "tests" / "runtime"), str(ROOT / "notebooks"),
+                str(ROOT / "tests")]
 
 
 def _why_not():

@@ -6,7 +6,8 @@ GPU artifacts of one launcher live side by side."""
 import torch
 
 from flyrt import _core
-from test_invalidation import TWO_KERNELS, compiles, elementwise, helper_redefined_later
+from test_invalidation import (TWO_KERNELS, a_b_a_reuses_the_first_artifact, compiles, elementwise,
+                               helper_redefined_later)
 
 
 def run_cuda(launcher, n=8):
@@ -21,14 +22,7 @@ def test_helper_edit_on_the_gpu(make_module):
 
 
 def test_back_to_a_known_version_reuses_its_loaded_module(make_module):
-    mod = make_module(elementwise("helper(x[i])", "def helper(v):\n    return v + 1.0\n"))
-    original = mod.helper
-    assert run_cuda(mod.launch)[3] == 4.0
-    mod.helper = lambda v: v - 1.0
-    assert run_cuda(mod.launch)[3] == 2.0
-    mod.helper = original
-    assert run_cuda(mod.launch)[3] == 4.0
-    assert compiles(mod.launch) == 2  # A, B, then A's artifact again
+    a_b_a_reuses_the_first_artifact(make_module, run_cuda)
 
 
 def test_only_the_kernel_inlining_the_helper_is_recompiled(make_module):

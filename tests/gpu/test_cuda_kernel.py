@@ -8,7 +8,7 @@ import subprocess
 import time
 
 import pytest
-from jupyter_client.manager import start_new_kernel
+from kernel_session import KernelSession
 
 SETUP = """
 import torch
@@ -48,28 +48,19 @@ torch.cuda.synchronize()
 """
 
 
-class Kernel:
-    def __init__(self):
-        self.km, self.kc = start_new_kernel(kernel_name="xflydsl", startup_timeout=120)
-
-    def execute(self, code, timeout=120):
-        outputs = []
-        reply = self.kc.execute_interactive(code, output_hook=outputs.append, timeout=timeout)
-        return reply["content"], outputs
-
-    def text(self, code):
-        reply, outputs = self.execute(code)
-        assert reply["status"] == "ok", reply
-        return "".join(m["content"].get("text", "") + m["content"].get("data", {}).get("text/plain", "")
-                       for m in outputs if m["msg_type"] in ("stream", "display_data", "execute_result"))
+def text(kernel, code):
+    """What a cell printed, displayed and returned (plain text)."""
+    reply, outputs = kernel.execute(code, timeout=120)
+    assert reply["status"] == "ok", reply
+    return kernel.stdout(outputs) + kernel.displayed(outputs) + "".join(
+        m["content"]["data"]["text/plain"] for m in outputs if m["msg_type"] == "execute_result")
 
 
 @pytest.fixture
 def kernel():
-    session = Kernel()
+    session = KernelSession()
     yield session
-    session.kc.stop_channels()
-    session.km.shutdown_kernel(now=True)
+    session.shutdown()
 
 
 def gpu_pids():
@@ -79,18 +70,18 @@ def gpu_pids():
 
 
 def test_notices_and_status_name_the_gpu(kernel):
-    kernel.text(SETUP)
-    assert kernel.text("out[:3].tolist()") == "[1.0, 2.0, 3.0]"
-    notice = kernel.text("def helper(v):\n    return v * 10.0\nlaunch(x, out)\nprint(out[:3].tolist())")
+    text(kernel, SETUP)
+    assert text(kernel, "out[:3].tolist()") == "[1.0, 2.0, 3.0]"
+    notice = text(kernel, "def helper(v):\n    return v * 10.0\nlaunch(x, out)\nprint(out[:3].tolist())")
     assert "flyrt: recompiled launcher launch for cuda:0 (sm_" in notice, notice
     assert "[0.0, 10.0, 20.0]" in notice
-    status = kernel.text("%flydsl status")
+    status = text(kernel, "%flydsl status")
     assert "GPU kernels loaded: " in status and "launch / add_one on cuda:0:" in status, status
     assert "registers" in status and "MiB" in status
 
 
 def test_an_interrupt_ends_a_wait_on_a_long_gpu_launch(kernel):
-    kernel.text(SETUP)
+    text(kernel, SETUP)
     msg_id = kernel.kc.execute("spin(busy, 100_000)  # tens of seconds on the GPU\nflyrt.synchronize()")
     time.sleep(2.0)
     interrupted = time.perf_counter()
@@ -100,12 +91,12 @@ def test_an_interrupt_ends_a_wait_on_a_long_gpu_launch(kernel):
     assert reply["parent_header"]["msg_id"] == msg_id
     assert reply["content"]["ename"] == "KeyboardInterrupt", reply["content"]
     assert waited < 2.0, f"the wait ended {waited:.2f} s after the interrupt"
-    assert kernel.text("1 + 1") == "2"  # alive, state intact
+    assert text(kernel, "1 + 1") == "2"  # alive, state intact
     print(f"interrupt -> reply: {waited * 1e3:.0f} ms")
 
 
 def test_a_restart_releases_the_device(kernel):
-    kernel.text(SETUP)
+    text(kernel, SETUP)
     before = kernel.km.provisioner.process.pid
     assert before in gpu_pids()
     kernel.km.restart_kernel(now=False)
@@ -115,4 +106,4 @@ def test_a_restart_releases_the_device(kernel):
             break
         time.sleep(0.1)
     assert before not in gpu_pids(), "the old kernel process still holds the GPU"
-    assert kernel.text("'x' in globals()") == "False"
+    assert text(kernel, "'x' in globals()") == "False"

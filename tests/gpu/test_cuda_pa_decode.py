@@ -3,12 +3,12 @@ torch float8), against the numpy reference with upstream's tolerance rule;
 the seed bug's flow (a sentinel helper observed, the original restored and
 its artifact reused, no cache_clear) on the GPU."""
 
-import numpy as np
 import pytest
 import torch
 
 import kernels.pa_decode_fp8 as pa
-from cuda_arrays import cuda, host
+from cuda_arrays import host
+from kernels.devices import on
 from kernels.pa_reference import check, make_case, pa_decode_reference
 from test_pa_decode import CASES
 
@@ -22,14 +22,8 @@ SHAPES = {
 }
 
 
-def on_device(case):
-    moved = {name: cuda(value) if isinstance(value, np.ndarray) else value for name, value in case.items()}
-    moved["context_lengths"] = torch.from_numpy(np.asarray(case["context_lengths"], np.int32)).cuda()
-    return moved
-
-
 def run(case, **options):
-    out = pa.pa_decode_ps_launch(**on_device(case), **options)
+    out = pa.pa_decode_ps_launch(**on("cuda", case), **options)
     assert out.is_cuda and out.dtype == torch.from_numpy(case["query"][:1]).dtype
     return host(out.float())
 

@@ -349,39 +349,9 @@ void dispatcher::describe_tensor(std::size_t index, PyObject* value, call_state&
 
 void dispatcher::describe_stream(std::size_t index, PyObject* value, call_state& state)
 {
-    // None or fx.Stream(None): the launcher call's stream; else a driver
-    // handle, as an int, a torch / cupy stream, or fx.Stream(handle).
-    static PyObject* cuda_stream = PyUnicode_InternFromString("cuda_stream");
-    static PyObject* handle = PyUnicode_InternFromString("handle");
-    py::object held = py::reinterpret_borrow<py::object>(value);
-    for (int depth = 0; depth < 4; ++depth)
-    {
-        if (held.is_none())
-        {
-            state.key.push_back(tag_stream);
-            state.slots.push_back(static_cast<std::uint64_t>(ir::default_stream));
-            return;
-        }
-        if (PyLong_Check(held.ptr()))
-        {
-            state.key.push_back(tag_stream);
-            state.slots.push_back(static_cast<std::uint64_t>(held.cast<std::int64_t>()));
-            return;
-        }
-        // fx.Stream(handle) first, then torch's and cupy's streams
-        PyObject* inner = PyObject_HasAttr(held.ptr(), handle) ? PyObject_GetAttr(held.ptr(), handle)
-                          : PyObject_HasAttr(held.ptr(), cuda_stream)
-                              ? PyObject_GetAttr(held.ptr(), cuda_stream)
-                              : nullptr;
-        if (inner == nullptr)
-        {
-            break;
-        }
-        held = py::reinterpret_steal<py::object>(inner);
-    }
-    throw py::type_error("argument '" + m_params[index].name +
-                         "' must be a stream: None, an int handle, fx.Stream or a torch.cuda.Stream, not " +
-                         std::string(Py_TYPE(value)->tp_name));
+    const std::optional<std::int64_t> handle = stream_handle(value, m_params[index].name);
+    state.key.push_back(tag_stream);
+    state.slots.push_back(static_cast<std::uint64_t>(handle ? *handle : ir::default_stream));
 }
 
 void dispatcher::choose_target(call_state& state)

@@ -228,4 +228,36 @@ std::int64_t torch_current_stream(int device)
     return handle;
 }
 
+std::optional<std::int64_t> stream_handle(PyObject* value, const std::string& name)
+{
+    static PyObject* cuda_stream = PyUnicode_InternFromString("cuda_stream");
+    static PyObject* handle = PyUnicode_InternFromString("handle");
+    pybind11::object held = pybind11::reinterpret_borrow<pybind11::object>(value);
+    for (int depth = 0; depth < 4; ++depth)
+    {
+        if (held.is_none())
+        {
+            return std::nullopt;
+        }
+        if (PyLong_Check(held.ptr()))
+        {
+            return held.cast<std::int64_t>();
+        }
+        // fx.Stream(handle) first, then torch's and cupy's streams
+        PyObject* inner = PyObject_HasAttr(held.ptr(), handle) ? PyObject_GetAttr(held.ptr(), handle)
+                          : PyObject_HasAttr(held.ptr(), cuda_stream)
+                              ? PyObject_GetAttr(held.ptr(), cuda_stream)
+                              : nullptr;
+        if (inner == nullptr)
+        {
+            break;
+        }
+        held = pybind11::reinterpret_steal<pybind11::object>(inner);
+    }
+    throw pybind11::type_error(
+        "argument '" + name +
+        "' must be a stream: None, an int handle, fx.Stream or a torch.cuda.Stream, not " +
+        std::string(Py_TYPE(value)->tp_name));
+}
+
 } // namespace flyrt::dispatch

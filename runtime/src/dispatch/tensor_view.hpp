@@ -9,6 +9,8 @@
 #include <Python.h>
 
 #include <cstdint>
+#include <optional>
+#include <string>
 
 #include <pybind11/pybind11.h>
 
@@ -55,5 +57,11 @@ bool fits_int32(const tensor_view& view);
 // The CUDA stream torch calls current on `device`, or 0 (the default stream)
 // when torch is not imported.
 std::int64_t torch_current_stream(int device);
+
+// A stream argument's driver handle: an int, fx.Stream(handle), a torch or
+// cupy stream (`cuda_stream`), nested up to 4 deep; nullopt for None or
+// fx.Stream(None) (the call's stream). Throws TypeError naming `name` for
+// anything else.
+std::optional<std::int64_t> stream_handle(PyObject* value, const std::string& name);
 
 } // namespace flyrt::dispatch

@@ -8,6 +8,7 @@
 #include <pybind11/stl.h>
 
 #include "../dispatch/dispatcher.hpp"
+#include "../dispatch/tensor_view.hpp"
 #include "../jit/code_bundle.hpp"
 #include "../jit/compiler.hpp"
 #include "../jit/jit_engine.hpp"
@@ -159,14 +160,18 @@ bool python_interrupted()
     return PyErr_CheckSignals() != 0;
 }
 
-// Waits for `stream` on device `ordinal` with the GIL released; Ctrl-C
+// Waits for `stream` (a stream argument as launchers take one; None: torch's
+// current stream) on device `ordinal` with the GIL released; Ctrl-C
 // (KeyboardInterrupt) ends the wait, the GPU's work going on.
-void cuda_synchronize(int ordinal, std::int64_t stream)
+void cuda_synchronize(int ordinal, const py::object& stream)
 {
+    launch::cuda::use_device(ordinal); // no driver or no such device: says so before torch is asked
+    const std::optional<std::int64_t> handle = dispatch::stream_handle(stream.ptr(), "stream");
+    const std::int64_t raw = handle ? *handle : dispatch::torch_current_stream(ordinal);
     bool finished = false;
     {
         py::gil_scoped_release unlocked;
-        finished = launch::cuda::synchronize(ordinal, stream, &python_interrupted);
+        finished = launch::cuda::synchronize(ordinal, raw, &python_interrupted);
     }
     if (!finished)
     {
@@ -519,6 +524,6 @@ PYBIND11_MODULE(_core, m)
     m.def("cuda_synchronize",
           &cuda_synchronize,
           py::arg("ordinal"),
-          py::arg("stream"),
+          py::arg("stream") = py::none(),
           "Waits for a CUDA stream's work; an interrupt ends the wait (KeyboardInterrupt).");
 }

@@ -39,13 +39,17 @@ class Picture:
     def svg(self):
         return self.dot.pipe(format="svg", encoding="utf-8")
 
+    @functools.cached_property
+    def _drawn(self):
+        return read_svg(self.svg)
+
     @property
     def nodes(self):
-        return read_svg(self.svg)[0]
+        return self._drawn[0]
 
     @property
     def edges(self):
-        return read_svg(self.svg)[1]
+        return self._drawn[1]
 
     def red(self):
         """Labels of the nodes drawn red: what changed, what it evicted."""

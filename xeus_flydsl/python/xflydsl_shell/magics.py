@@ -30,8 +30,11 @@ def _runtime():
     return flyc, factories, invalidation
 
 
-def _gpu_kernels(launchers, display, Table):
-    """The GPU kernels the launchers' cached artifacts hold loaded, as a table."""
+def _gpu_kernels(launchers):
+    """Shows the GPU kernels the launchers' cached artifacts hold loaded, as a table."""
+    from IPython.display import display
+    from flyrt.tables import Table
+
     kernels = [(launcher.__qualname__, k) for launcher in launchers
                for k in getattr(launcher, "device_kernels", list)()]
     if not kernels:
@@ -80,7 +83,7 @@ class FlydslMagics(Magics):
                           f"{headers[5]:>10}"] +
                          [f"{r[0]:<48} {r[1]:>9} {r[2]:>8} {r[3]:>7} {r[4]:>9} {r[5]:>10}" for r in rows])
         display(Table(headers, rows, text))
-        _gpu_kernels(launchers, display, Table)
+        _gpu_kernels(launchers)
         links = factories.registered()
         if links:
             print("compile factories: " + ", ".join(link.name for link in links))

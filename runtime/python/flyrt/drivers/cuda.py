@@ -41,20 +41,16 @@ def arch_target(arch):
 
 
 def synchronize(stream=None, device=None):
-    """Waits for the GPU work queued on `stream` (an int handle, fx.Stream or
-    a torch / cupy stream; by default torch's current stream on `device`,
-    where launchers run without `stream=`). Unlike torch's synchronize, an
-    interrupt (Ctrl-C, the notebook's stop button) ends the wait with
-    KeyboardInterrupt; the work already queued goes on on the GPU."""
-    for _ in range(3):  # fx.Stream(torch stream) -> torch stream -> handle
-        stream = getattr(stream, "handle", getattr(stream, "cuda_stream", stream))
-    torch = sys.modules.get("torch")
-    on_torch = torch is not None and torch.cuda.is_available()
+    """Waits for the GPU work queued on `stream` (a stream as launchers take
+    one: an int handle, fx.Stream, a torch or cupy stream; by default torch's
+    current stream on `device`, where launchers run without `stream=`).
+    Unlike torch's synchronize, an interrupt (Ctrl-C, the notebook's stop
+    button) ends the wait with KeyboardInterrupt; the work already queued
+    goes on on the GPU."""
     if device is None:
-        device = torch.cuda.current_device() if on_torch else 0
-    if stream is None:
-        stream = torch.cuda.current_stream(device).cuda_stream if on_torch else 0
-    _core.cuda_synchronize(int(device), int(stream))
+        torch = sys.modules.get("torch")
+        device = torch.cuda.current_device() if torch is not None and torch.cuda.is_available() else 0
+    _core.cuda_synchronize(int(device), stream)
 
 
 # -- tensors ---------------------------------------------------------------------
