@@ -88,6 +88,21 @@ def test_wrong_arguments_raise_before_native_code_runs():
     np.testing.assert_array_equal(dst, src)
 
 
+@flyc.jit
+def copy_on(src: fx.Tensor, dst: fx.Tensor, n: fx.Int32, stream: fx.Stream = fx.Stream(None)):
+    _copy(src, dst, n).launch(grid=((n + 63) // 64,), block=(64,), stream=stream)
+
+
+def test_a_stream_argument_that_is_no_stream_is_refused_by_name():
+    src, dst = np.arange(8, dtype=np.float32), np.zeros(8, np.float32)
+    with pytest.raises(TypeError, match="argument 'stream' must be a stream: None, an int handle, fx.Stream"):
+        copy_on(src, dst, 8, "default")
+    with pytest.raises(TypeError, match="argument 'stream' must be a stream"):
+        copy_on(src, dst, 8, fx.Stream(2.5))
+    copy_on(src, dst, 8, fx.Stream(fx.Stream(0)))  # nested handles are read through (CPU launches ignore them)
+    np.testing.assert_array_equal(dst, src)
+
+
 def test_an_array_of_the_other_byte_order_is_refused_never_misread():
     src, dst = np.arange(8, dtype=">f4"), np.zeros(8, np.float32)
     with pytest.raises(ValueError, match=r"argument 'src': its bytes are big-endian.*astype\(src.dtype.newbyteorder"):
