@@ -50,8 +50,7 @@ output_channel::output_channel(iopub_gate& gate,
 output_channel::~output_channel()
 {
     m_stopping = true;
-    const char wake = 1;
-    (void)::write(m_wake_pipe[1], &wake, 1);
+    wake_pump();
     m_pump.join();
     flush();
     std::lock_guard<std::mutex> lock(m_capture_mutex);
@@ -84,8 +83,13 @@ void output_channel::capture_fd(int fd, const std::string& name)
         std::lock_guard<std::mutex> lock(m_capture_mutex);
         m_captures.push_back(capture{fd, saved, ends[0], name, {}});
     }
+    wake_pump();
+}
+
+void output_channel::wake_pump()
+{
     const char wake = 1;
-    (void)::write(m_wake_pipe[1], &wake, 1);
+    [[maybe_unused]] const ssize_t written = ::write(m_wake_pipe[1], &wake, 1);
 }
 
 int output_channel::original_stderr() const

@@ -52,6 +52,8 @@ public:
     int original_stderr() const;
 
 private:
+    // Wakes the pump thread (a full pipe already holds a wake-up: nothing lost).
+    void wake_pump();
     struct capture
     {
         int fd;

@@ -65,7 +65,7 @@ void parent_watch::poll()
         if (!parent_alive())
         {
             const std::string why = "xflydsl: the process that started this kernel is gone; exiting\n";
-            (void)::write(m_log_fd, why.data(), why.size());
+            [[maybe_unused]] const ssize_t written = ::write(m_log_fd, why.data(), why.size()); // best effort
             std::_Exit(1); // as ipykernel: no clean-up that could hang an orphan
         }
     }
