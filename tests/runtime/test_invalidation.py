@@ -548,6 +548,20 @@ def test_bytearrays_and_torch_cpu_tensors_are_watched_too(make_module):
     assert isinstance(mod.T, torch.Tensor)
 
 
+def test_bfloat16_and_fp8_torch_tables_are_watched_like_any_buffer(make_module):
+    pytest.importorskip("torch")
+    mod = make_module(elementwise("x[i] * float(T[0]) + float(F[0])",
+                                  "import torch\nT = torch.tensor([2.0], dtype=torch.bfloat16)\n"
+                                  "F = torch.tensor([1.0]).to(torch.float8_e4m3fn)\n"))
+    assert run(mod.launch)[3] == 7.0
+    mod.T[0] = 3.0
+    assert run(mod.launch)[3] == 10.0
+    mod.F[0] = 2.0
+    assert run(mod.launch)[3] == 11.0
+    assert compiles(mod.launch) == 3
+    assert mod.launch.last_reasons == ["F[0] changed"]
+
+
 def test_an_element_of_a_large_array_is_a_clear_error(make_module):
     mod = make_module(elementwise("x[i] * float(BIG[0])", "import numpy as np\nBIG = np.ones(100_000)\n"))
     with pytest.raises(flyc.KernelError, match=r"BIG\[0\] reads a ndarray of 800000 bytes while tracing.*"

@@ -8,7 +8,6 @@ this machine's CPU or NVIDIA GPUs.
 import os
 
 from ._version import __version__
-from .drivers.cuda import synchronize
 from .targets import set_target
 
 try:
@@ -17,3 +16,13 @@ except ValueError as problem:
     raise ImportError(f"FLYDSL_TARGET={os.environ['FLYDSL_TARGET']!r}: {problem}") from None
 
 __all__ = ["__version__", "set_target", "synchronize"]
+
+
+def __getattr__(name):
+    # flyrt.synchronize, without importing the CUDA driver module (and its
+    # libdevice search) for programs that never wait on a GPU
+    if name == "synchronize":
+        from .drivers.cuda import synchronize
+
+        return synchronize
+    raise AttributeError(f"module 'flyrt' has no attribute {name!r}")

@@ -21,6 +21,7 @@ import types
 import warnings
 
 from . import _core
+from .drivers import cpu as cpu_driver
 from .fingerprint import fingerprint
 
 MISSING = object()
@@ -200,9 +201,20 @@ class Recorder:
         (numpy array, torch CPU tensor, array.array, bytearray, memoryview),
         its contents are a dependency, compared on every call, up to
         WATCHED_BUFFER_BYTES; a larger one is an error naming it."""
+        known = self.buffers.get(id(obj))
+        if known is None:
+            known = self._new_buffer(obj, text, key)
+            if known is None:
+                return
+        elements = known[2]
+        if repr(key) not in elements:
+            elements[repr(key)] = (key, _element_bytes(obj[key]))
+
+    def _new_buffer(self, obj, text, key):
+        """Starts the account of a buffer first read while tracing (None: not a host buffer)."""
         view = _host_buffer(obj)
         if view is None:
-            return
+            return None
         if view.nbytes > WATCHED_BUFFER_BYTES:
             from .errors import KernelError
             from .tracing import user_frame
@@ -213,8 +225,7 @@ class Recorder:
                 f"{subscript_text(text, key)} reads a {type(obj).__name__} of {view.nbytes} bytes while tracing: the "
                 f"value would be compiled in, and flyrt watches the contents of buffers up to {WATCHED_BUFFER_BYTES} "
                 f"bytes only; pass {text} as an fx.Tensor argument, or the value as an fx.Constexpr", filename, lineno)
-        _, _, elements = self.buffers.setdefault(id(obj), (obj, text, {}))
-        elements.setdefault(repr(key), (key, _element_bytes(obj[key])))
+        return self.buffers.setdefault(id(obj), (obj, text, {}))
 
     def unwatchable(self, obj, name, label, why):
         """A read the guard cannot watch: said once per kind of object and attribute, never silent."""
@@ -234,13 +245,16 @@ def subscript_text(text, key):
     return f"{text}[{':' if key == slice(None) else repr(key)}]"
 
 
+def _host_array(obj):
+    """A torch CPU tensor as the numpy view launches read (bfloat16 and FP8
+    too; None on a GPU); anything else as it is."""
+    torch = sys.modules.get("torch")
+    return cpu_driver.host_view(obj) if torch is not None and isinstance(obj, torch.Tensor) else obj
+
+
 def _host_buffer(obj):
     """A memoryview of a host buffer's bytes, or None for anything else."""
-    torch = sys.modules.get("torch")
-    if torch is not None and isinstance(obj, torch.Tensor):
-        if obj.device.type != "cpu":
-            return None
-        obj = obj.detach().numpy()
+    obj = _host_array(obj)
     if not isinstance(obj, (bytearray, memoryview, array.array)) and type(obj).__name__ != "ndarray":
         return None
     try:
@@ -351,17 +365,14 @@ class DependencyRecord:
 
 def _element_bytes(value):
     """What an element (or slice) of a buffer holds, comparably."""
-    numpy = getattr(value, "numpy", None)
-    if callable(numpy) and hasattr(value, "detach"):  # a torch tensor
-        value = value.detach().numpy()
+    value = _host_array(value)
     tobytes = getattr(value, "tobytes", None)
     return tobytes() if callable(tobytes) else repr(value).encode()
 
 
 def _watched(buffer):
     """What the C++ guard reads a buffer's bytes from (torch tensors through their numpy view)."""
-    torch = sys.modules.get("torch")
-    return buffer.detach().numpy() if torch is not None and isinstance(buffer, torch.Tensor) else buffer
+    return _host_array(buffer)
 
 
 def _watch_containers(guard, value, owners, watch_dicts=True, depth=0):

@@ -79,7 +79,7 @@ def _param_spec(name, parameter):
 def _adapt_tensor(value, name):
     """A tensor the C++ dispatcher cannot read itself: a numpy view of a
     host tensor, or a device tensor's description (drivers.cuda)."""
-    host = cpu_driver.host_view(value, name)
+    host = cpu_driver.host_view(value)
     if host is not None:
         return host
     device = cuda_driver.device_tensor(value, name)
@@ -292,7 +292,7 @@ class JitFunction(_core.Dispatcher):
         code, device = key[1], key[2]
         target = targets.description(code, device, block.cpu_warp_size())
         described = ", ".join(s.describe() for s in specs)
-        where = targets.where(code, device, target) if code != targets.CPU else None
+        where = targets.where(code, device, target)
         if where:
             described = f"{where}: {described}"
         history = self._history.setdefault(key, [])

@@ -21,8 +21,6 @@ from .block import lane_id
 from .tracing import current, line
 from .values import Value, convert
 
-M, N, K = 16, 8, 16
-
 
 def mma(a, b, c):
     """d = a . b + c for one warp; a: 8 and b: 4 lanes of Float16 (or

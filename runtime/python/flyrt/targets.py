@@ -47,5 +47,6 @@ def description(code, device, cpu_warp_size):
 
 
 def where(code, device, target):
-    """How messages name a call's target: "cpu", "cuda:0 (sm_90)"."""
-    return "cpu" if code == CPU else f"{NAMES[code]}:{device} ({target.cpu})"
+    """How messages name a GPU a call runs on, "cuda:0 (sm_90)"; None on the
+    CPU (messages leave the CPU unnamed)."""
+    return None if code == CPU else f"{NAMES[code]}:{device} ({target.cpu})"

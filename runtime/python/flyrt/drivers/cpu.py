@@ -6,7 +6,7 @@ import numpy as np
 from .. import dtypes, fp8
 
 
-def host_view(value, name):
+def host_view(value):
     """A numpy view of a host tensor numpy cannot see directly, or None if
     `value` is not one."""
     torch = _torch()

@@ -13,11 +13,6 @@ from .. import _core, dtypes, fp8
 DEVICE_TYPE = 2  # DLPack's kDLCUDA; the dispatcher's device_type::cuda
 
 
-def available():
-    """Whether a CUDA driver with at least one GPU answers."""
-    return _core.cuda_available()
-
-
 @functools.lru_cache(maxsize=None)
 def device(ordinal):
     """Properties of GPU `ordinal`: name, major, minor, multiprocessors, ..."""
