@@ -5,42 +5,28 @@ numpy arrays) as torch's own dtypes."""
 
 import numpy as np
 
-from flyrt import dtypes, fp8
-
-
-def _torch():
-    import torch  # only where tensors go to a GPU: numpy alone runs on the CPU backend
-
-    return torch
-
-
-def _fp8_dtypes():
-    torch = _torch()
-    return {"e4m3fnuz": torch.float8_e4m3fnuz, "e4m3fn": torch.float8_e4m3fn}
+from flyrt import fp8
+from flyrt.drivers.cpu import host_view
 
 
 def cuda(array):
     """A CUDA copy of `array` (a torch tensor of the same dtype and shape)."""
-    torch = _torch()
+    import torch  # only where tensors go to a GPU: numpy alone runs on the CPU backend
+
     array = np.asarray(array)
     fmt = fp8.format_of(array)
     if fmt is not None:
-        return torch.from_numpy(np.ascontiguousarray(array.view(np.uint8))).cuda().view(_fp8_dtypes()[fmt.name])
+        as_torch = {"e4m3fnuz": torch.float8_e4m3fnuz, "e4m3fn": torch.float8_e4m3fn}[fmt.name]
+        return torch.from_numpy(np.ascontiguousarray(array.view(np.uint8))).cuda().view(as_torch)
     if (array.dtype.metadata or {}).get("flyrt_dtype") == "bfloat16":
         return torch.from_numpy(np.ascontiguousarray(array.view(np.int16))).cuda().view(torch.bfloat16)
     return torch.from_numpy(np.ascontiguousarray(array)).cuda()
 
 
 def host(tensor):
-    """A numpy copy of a torch tensor, tagged as flyrt tags FP8 and bfloat16."""
-    torch = _torch()
-    tensor = tensor.detach().cpu()
-    for name, dtype in _fp8_dtypes().items():
-        if tensor.dtype == dtype:
-            return fp8.as_fp8(tensor.view(torch.uint8).numpy(), name)
-    if tensor.dtype == torch.bfloat16:
-        return tensor.view(torch.int16).numpy().view(dtypes.BFLOAT16_STORAGE)
-    return tensor.numpy()
+    """A torch tensor's values as numpy (copied from a GPU), tagged as flyrt
+    tags FP8 and bfloat16."""
+    return host_view(tensor.detach().cpu())
 
 
 def on(device, case):

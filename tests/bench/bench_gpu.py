@@ -27,6 +27,11 @@ from pathlib import Path
 import numpy as np
 import torch
 
+# The driver keeps compiled PTX on disk: a first compile or an edit's
+# recompile must not find code an earlier run compiled (flyrt hands the
+# driver PTX; Triton hands it a cubin). Set before CUDA starts; inherited by
+# the fresh processes and the kernel the benchmarks start.
+os.environ["CUDA_CACHE_DISABLE"] = "1"
 ROOT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT / "notebooks"), str(ROOT / "tests" / "bench"), str(ROOT / "tests" / "bench" / "gpu"),
                 str(ROOT / "tests" / "gpu")]
@@ -145,6 +150,7 @@ def first_compile():
         samples = []
         for _ in range(3):
             path = os.pathsep.join([str(work), str(ROOT / "notebooks"), os.environ.get("PYTHONPATH", "")])
+            # no cache on either side: Triton's, flyrt's, nor the driver's (CUDA_CACHE_DISABLE, above)
             env = dict(os.environ, TRITON_CACHE_DIR=tempfile.mkdtemp(), FLYDSL_RUNTIME_ENABLE_CACHE="0",
                        PYTHONPATH=path)
             script = FIRST_CALL.format(library=library, path=str(work), body=body)

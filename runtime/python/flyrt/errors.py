@@ -23,10 +23,22 @@ def raise_at(error, filename, lineno):
     exec(code, {"__flyrt_error__": error})
 
 
+_full_tracebacks = None  # None: as FLYDSL_FULL_TRACEBACK says
+
+
 def full_tracebacks():
     """FLYDSL_FULL_TRACEBACK=1 (or ``%flydsl traceback full``): errors raised
     while tracing keep flyrt's own frames."""
+    if _full_tracebacks is not None:
+        return _full_tracebacks
     return os.environ.get("FLYDSL_FULL_TRACEBACK", "")[:1] not in ("", "0")
+
+
+def set_full_tracebacks(full):
+    """This process's choice, over FLYDSL_FULL_TRACEBACK (which programs it
+    starts keep reading as they were given it)."""
+    global _full_tracebacks
+    _full_tracebacks = bool(full)
 
 
 def users_frames(traceback):

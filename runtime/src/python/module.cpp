@@ -519,7 +519,6 @@ PYBIND11_MODULE(_core, m)
     m.def("register_torch_dtypes", &dispatch::register_torch_dtypes);
     m.def("set_libdevice_path", &jit::set_libdevice_path);
     m.def("cuda_available", &launch::cuda::available, "Whether a CUDA driver with a device answers.");
-    m.def("cuda_device_count", &launch::cuda::device_count);
     m.def("cuda_device", &device_description, py::arg("ordinal"));
     m.def("cuda_synchronize",
           &cuda_synchronize,

@@ -139,11 +139,11 @@ class FlydslMagics(Magics):
         print(f"flyrt: autoreload of edited modules is {state}")
 
     def _traceback(self, mode=None):
-        import os
+        from flyrt import errors
 
         if mode not in ("user", "full"):
             raise UsageError("%flydsl traceback user|full")
-        os.environ["FLYDSL_FULL_TRACEBACK"] = "1" if mode == "full" else "0"
+        errors.set_full_tracebacks(mode == "full")
         print(f"flyrt: errors raised while tracing show {'every frame' if mode == 'full' else 'your frames'}")
 
     def _drift(self, mode=None):

@@ -29,7 +29,6 @@ struct loaded_driver
         }
         // Versioned names where cuda.h maps the API to them.
         const bool resolved = bind(library, api.cuInit, "cuInit") &&
-                              bind(library, api.cuDriverGetVersion, "cuDriverGetVersion") &&
                               bind(library, api.cuDeviceGetCount, "cuDeviceGetCount") &&
                               bind(library, api.cuDeviceGet, "cuDeviceGet") &&
                               bind(library, api.cuDeviceGetAttribute, "cuDeviceGetAttribute") &&
@@ -171,16 +170,15 @@ CUcontext use_device(int ordinal)
     CUcontext context = nullptr;
     {
         std::lock_guard<std::mutex> lock(mutex);
-        if (static_cast<std::size_t>(ordinal) >= contexts.size())
-        {
-            contexts.resize(static_cast<std::size_t>(ordinal) + 1, nullptr);
-        }
-        if (contexts[ordinal] == nullptr)
+        const bool known = ordinal >= 0 && static_cast<std::size_t>(ordinal) < contexts.size() &&
+                           contexts[ordinal] != nullptr;
+        if (!known)
         {
             if (ordinal < 0 || ordinal >= device_count())
             {
                 throw std::runtime_error("CUDA device " + std::to_string(ordinal) + " does not exist");
             }
+            contexts.resize(std::max(contexts.size(), static_cast<std::size_t>(ordinal) + 1), nullptr);
             CUdevice handle = 0;
             check(api.cuDeviceGet(&handle, ordinal), "cuDeviceGet");
             check(api.cuDevicePrimaryCtxRetain(&contexts[ordinal], handle), "cuDevicePrimaryCtxRetain");

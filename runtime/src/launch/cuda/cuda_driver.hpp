@@ -41,7 +41,6 @@ inline constexpr int CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6;
 struct driver_api
 {
     CUresult (*cuInit)(unsigned);
-    CUresult (*cuDriverGetVersion)(int*);
     CUresult (*cuDeviceGetCount)(int*);
     CUresult (*cuDeviceGet)(CUdevice*, int);
     CUresult (*cuDeviceGetAttribute)(int*, int, CUdevice);

@@ -29,9 +29,6 @@ public:
     std::int32_t launch(const std::uint64_t* slots, const geometry& g, std::int64_t stream) override;
     kernel_resources resources() const override { return m_resources; }
 
-    const std::string& name() const { return m_name; }
-    int device() const { return m_device; }
-
 private:
     std::int32_t check_geometry(const geometry& g, std::uint32_t shared);
     std::int32_t read_report(CUstream stream);
