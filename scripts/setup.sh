@@ -6,8 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 DEBIAN_PACKAGES=(
-    # the kernel: xeus 2.4.1 and what it is built with
-    xeus-dev xtl-dev libzmq3-dev cppzmq-dev nlohmann-json3-dev uuid-dev libssl-dev
+    # the kernel: a C++ compiler, xeus 2.4.1 and what it is built with
+    g++ xeus-dev xtl-dev libzmq3-dev cppzmq-dev nlohmann-json3-dev uuid-dev libssl-dev
     pybind11-json-dev libgtest-dev
     # the runtime's compiler, and dependency pictures
     llvm-19-dev lld-19 graphviz

@@ -9,6 +9,7 @@
 # run there. A version not found is an error on CI (CI=true), a notice elsewhere.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+export PATH="$PWD/.venv/bin:$PATH"  # cmake and ninja, pinned in the main venv
 versions=("$@")
 ((${#versions[@]})) || read -ra versions <<<"${FLYRT_TEST_PYTHONS-3.12 3.13}"
 
