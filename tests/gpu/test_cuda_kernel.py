@@ -1,8 +1,9 @@
 """The xflydsl kernel with its launches on the GPU, driven by jupyter_client as
 a notebook drives it: a notice names the GPU a launcher recompiled for,
 `%flydsl status` lists the kernels loaded there and their device memory,
-an interrupt ends a wait on a long GPU launch, and a restart releases the
-device."""
+an interrupt ends a wait on a long GPU launch, an out-of-bounds store is an
+IndexError at its line (bounds checks are on in the kernel), and a restart
+releases the device."""
 
 import subprocess
 import time
@@ -107,3 +108,28 @@ def test_a_restart_releases_the_device(kernel):
         time.sleep(0.1)
     assert before not in gpu_pids(), "the old kernel process still holds the GPU"
     assert text(kernel, "'x' in globals()") == "False"
+
+
+FAR_STORE = """
+@flyc.kernel
+def far_store(x: fx.Tensor, y: fx.Tensor, offset: fx.Int32):
+    i = fx.thread_idx.x
+    y[i + offset] = x[i]
+
+@flyc.jit
+def copy_at(x: fx.Tensor, y: fx.Tensor, offset: fx.Int32):
+    far_store(x, y, offset).launch(block=(64,))
+
+y = torch.zeros(64, device='cuda')
+"""
+
+
+def test_an_out_of_bounds_store_on_the_gpu_is_an_index_error_and_the_kernel_lives(kernel):
+    text(kernel, SETUP)
+    text(kernel, FAR_STORE)  # bounds checks: the kernel's default
+    reply, _ = kernel.execute("copy_at(x, y, 200000000)", timeout=120)  # unchecked: 800 MB past `y`
+    assert reply["status"] == "error" and reply["ename"] == "IndexError", reply
+    assert "index (200000000) is out of bounds for tensor 'y' of shape (64)" in reply["evalue"]
+    assert ":5" in reply["evalue"].rsplit(" at ", 1)[1]  # `y[i + offset] = x[i]`, line 5 of its cell
+    assert text(kernel, "float(y.sum())") == "0.0"  # nothing was stored; the CUDA context is fine
+    assert text(kernel, "copy_at(x, y, 0); float(y.sum())") == "2016.0"

@@ -1,5 +1,7 @@
 """Dynamic control flow on traced values, rewritten from the Python AST."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -150,7 +152,7 @@ def test_range_constexpr_and_const_expr_specialize():
     np.testing.assert_allclose(out, -(x[:, :2] @ np.arange(1, 3)))
     unrolled(x, out, 4, False)
     assert unrolled.cache_info().compiles == 2
-    assert "for" not in unrolled.last_ir.split("kernel", 1)[1]
+    assert not re.search(r"^\s*(%.* = )?for ", unrolled.last_ir.split("kernel", 1)[1], re.M)  # no loop op
 
 
 @flyc.kernel

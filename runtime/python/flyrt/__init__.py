@@ -7,6 +7,7 @@ this machine's CPU or NVIDIA GPUs.
 
 import os
 
+from . import _core
 from ._version import __version__
 from .targets import set_target
 
@@ -15,7 +16,19 @@ try:
 except ValueError as problem:
     raise ImportError(f"FLYDSL_TARGET={os.environ['FLYDSL_TARGET']!r}: {problem}") from None
 
-__all__ = ["__version__", "set_target", "synchronize"]
+__all__ = ["__version__", "bounds_checks", "set_bounds_checks", "set_target", "synchronize"]
+
+
+def set_bounds_checks(on):
+    """Check every tensor access of kernels compiled from now on (True), or
+    not (False: fast mode), over FLYDSL_DEBUG_BOUNDS, which programs this one
+    starts keep reading as they were given it; None: as it says again."""
+    _core.set_bounds_checks(-1 if on is None else int(bool(on)))
+
+
+def bounds_checks():
+    """Whether kernels compiled now check their tensor accesses."""
+    return _core.bounds_checks()
 
 
 def __getattr__(name):

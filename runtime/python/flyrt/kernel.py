@@ -45,9 +45,15 @@ class PendingLaunch:
         trace = current()
         where = line()
         params, natives, signature = self._classify()
-        name = trace.kernels.get((self.kernel, signature))
+        known_block = self.kernel.known_block_size
+        if known_block == (0, 0, 0) and all(type(b) is int for b in _dim3(block)):
+            # A block fixed where it is launched: compiled for it (thread
+            # indices get their true range, so the compiler drops bounds
+            # checks it proves, and the CPU's thread loops their trip counts).
+            known_block = _dim3(block)
+        name = trace.kernels.get((self.kernel, signature, known_block))
         if name is None:
-            name = self._trace(trace, params, signature)
+            name = self._trace(trace, params, signature, known_block)
         for pname in trace.kernel_stores[name]:
             self.arguments[pname].written = True  # the launcher's tensor: its artifact writes it
         geometry = [convert(v, dtypes.Int32).id for v in (*_dim3(grid), *_dim3(block), smem)]
@@ -82,7 +88,7 @@ class PendingLaunch:
                 signature.append(("const", type(value).__name__, _hashable(value)))
         return params, natives, tuple(signature)
 
-    def _trace(self, trace, params, signature):
+    def _trace(self, trace, params, signature, known_block):
         kernel = self.kernel
         name = trace.unique_name(kernel.name)
         types, names = [], []
@@ -97,7 +103,7 @@ class PendingLaunch:
                 names.append(pname)
         code = kernel.fn.__code__
         builder = trace.module.add_function(
-            name, "kernel", types, names, code.co_filename, code.co_firstlineno, kernel.known_block_size,
+            name, "kernel", types, names, code.co_filename, code.co_firstlineno, known_block,
             kernel.min_blocks_per_sm)
         ids = list(builder.parameters)
         args = {}
@@ -115,7 +121,7 @@ class PendingLaunch:
             rewrite(kernel.fn)(**args)
         finally:
             trace.builders.pop()
-        trace.kernels[(kernel, signature)] = name
+        trace.kernels[(kernel, signature, known_block)] = name
         trace.kernel_stores[name] = [pname for pname, value in args.items()
                                      if isinstance(value, tensor.TensorValue) and value.written]
         return name

@@ -92,9 +92,10 @@ class Lowered:
     """A launcher compiled for one specialization without running it
     (``launcher.lower(...)``): its IR and the code each kernel became."""
 
-    def __init__(self, target, ir, payload):
+    def __init__(self, target, ir, payload, llvm_ir):
         self.target = target
-        self.ir = ir  # flyrt's IR, as text
+        self.ir = ir  # flyrt's IR, as text (after the compiler's folding)
+        self.llvm_ir = llvm_ir  # the optimized LLVM modules, as text
         self.payload = payload
         self.device_code = dict(_core.device_images(payload))  # kernel name -> PTX (GPU targets)
 
@@ -179,8 +180,8 @@ class JitFunction(_core.Dispatcher):
         else:
             description = targets.description(code, 0, block.cpu_warp_size())
         trace = self._trace(specs, dict(zip(self.signature.parameters, bound)), description)[0]
-        payload, _ = trace.module.compile(description)
-        return Lowered(description, str(trace.module), payload)
+        payload, llvm_ir = trace.module.compile(description, llvm_ir=True)
+        return Lowered(description, str(trace.module), payload, llvm_ir)
 
     def cache_clear(self):
         """Drops every compiled artifact; the next call compiles again."""

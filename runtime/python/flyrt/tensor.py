@@ -1,20 +1,16 @@
 """Tensors inside a trace: a data pointer, shape and strides (in elements),
 all runtime values; element access loads and stores through the strides.
 
-With FLYDSL_DEBUG_BOUNDS=1 every access is checked against the shape; an
+With bounds checks on (FLYDSL_DEBUG_BOUNDS=1, flyrt.set_bounds_checks(True),
+the xflydsl kernel's default) every access is checked against the shape; an
 access out of bounds is skipped and the launch raises IndexError naming the
-tensor, the index and the Python line."""
-
-import os
+tensor, the index and the Python line. Checks the compiler proves cost nothing."""
 
 from . import _core, dtypes
 from .tracing import current, line, user_frame
 from .values import Value, constant, convert
 
 
-def bounds_checking():
-    # The same rule as compile_mode() in src/dispatch/dispatcher.cpp.
-    return os.environ.get("FLYDSL_DEBUG_BOUNDS", "")[:1] not in ("", "0")
 
 
 class TensorValue:
@@ -69,20 +65,27 @@ class TensorValue:
             offset = term if offset is None else offset + term
         return offset if offset is not None else constant(0, dtypes.Int64)
 
-    def _checked(self, indices, access, fallback):
-        """`access()` where every index is within the shape; elsewhere the
-        launch records an IndexError and `fallback()` stands in."""
+    def _checked(self, indices, access, fallback, lanes=1):
+        """`access()` where every index (and a vector's last lane) is within
+        the shape; elsewhere the launch records an IndexError and
+        `fallback()` stands in. Checks the compiler proves are dropped
+        (ir::fold_decided_values)."""
         from .control_flow import UNDEFINED, if_
 
         shape = [convert(s, dtypes.Int64) for s in self._shape]
+        checked = list(zip(indices, shape))
+        if lanes > 1:
+            checked.append((indices[-1] + (lanes - 1), shape[-1]))
         ok = None
-        for i, size in zip(indices, shape):
-            inside = (i >= 0) & (i < size)
+        for i, size in checked:
+            # one unsigned compare: a negative index wraps past any size
+            inside = convert(i, dtypes.UInt64) < convert(size, dtypes.UInt64)
             ok = inside if ok is None else ok & inside
         frame = user_frame()
         where = f"{frame.f_code.co_filename}:{frame.f_lineno}" if frame else "?"
         holes = ", ".join("{}" for _ in indices)
-        message = (f"index ({holes}) is out of bounds for tensor '{self.name}' of shape ({holes}) at {where}")
+        vector = f" (a vector of {lanes} lanes)" if lanes > 1 else ""
+        message = f"index ({holes}){vector} is out of bounds for tensor '{self.name}' of shape ({holes}) at {where}"
 
         def report(_):
             current().builder.report(message, [v.id for v in indices + shape], line())
@@ -97,7 +100,7 @@ class TensorValue:
         def load():
             return Value(builder.load(self.pointer, self._offset(indices).id, line()), self.dtype)
 
-        if bounds_checking():
+        if _core.bounds_checks():
             return self._checked(indices, load, lambda: constant(0, self.dtype))
         return load()
 
@@ -112,10 +115,9 @@ class TensorValue:
             offset = self._offset(indices).id
             return Value(builder.load_vector(self.pointer, offset, lanes, line(), align), self.dtype)
 
-        if bounds_checking():
-            self._check_last_lane(indices, lanes)
+        if _core.bounds_checks():
             return self._checked(indices, load, lambda: Value(
-                builder.broadcast(constant(0, self.dtype).id, lanes, line()), self.dtype))
+                builder.broadcast(constant(0, self.dtype).id, lanes, line()), self.dtype), lanes)
         return load()
 
     def store_vector(self, index, vector, align=None):
@@ -129,15 +131,10 @@ class TensorValue:
             return 0
 
         self.written = True
-        if bounds_checking():
-            self._check_last_lane(indices, vector.lanes)
-            self._checked(indices, store, lambda: 0)
+        if _core.bounds_checks():
+            self._checked(indices, store, lambda: 0, vector.lanes)
         else:
             store()
-
-    def _check_last_lane(self, indices, lanes):
-        """Reports a vector whose last lane falls outside the tensor."""
-        self._checked(indices[:-1] + [indices[-1] + (lanes - 1)], lambda: 0, lambda: 0)
 
     def _alignment(self, align, lanes):
         """A vector access's promised alignment in bytes (0: the element's).
@@ -167,7 +164,7 @@ class TensorValue:
             return 0
 
         self.written = True
-        if bounds_checking():
+        if _core.bounds_checks():
             self._checked(indices, store, lambda: 0)
         else:
             store()

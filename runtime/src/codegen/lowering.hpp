@@ -53,6 +53,8 @@ protected:
     // that cross a barrier in per-thread slots.
     virtual llvm::Value* value(ir::value_id id);
     virtual void bind(ir::value_id id, llvm::Value* v);
+    // Structured if: both branches, the results merged.
+    virtual void emit_if(const ir::op& o);
 
     // -- for targets -------------------------------------------------------------
 
@@ -89,7 +91,6 @@ private:
     unsigned piece_lanes(const ir::type& t, unsigned align) const;
     llvm::Value* load(const ir::op& o);
     void store(const ir::op& o);
-    void emit_if(const ir::op& o);
     void emit_for(const ir::op& o);
     void emit_while(const ir::op& o);
 };

@@ -6,6 +6,7 @@
 #include <numpy/arrayobject.h>
 
 #include <algorithm>
+#include <atomic>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
@@ -129,17 +130,7 @@ std::int64_t dtype_code(PyArrayObject* array)
     return static_cast<std::int64_t>(s);
 }
 
-// FLYDSL_DEBUG_BOUNDS changes the generated code, so it is part of the key;
-// read on every call, as the user may flip it between calls.
-std::int64_t compile_mode()
-{
-    const char* bounds = std::getenv("FLYDSL_DEBUG_BOUNDS");
-    if (bounds == nullptr || bounds[0] == '\0' || bounds[0] == '0')
-    {
-        return 0;
-    }
-    return 1;
-}
+std::atomic<int> g_bounds_choice{-1};
 
 std::uint64_t bits_of_float(float value)
 {
@@ -156,6 +147,22 @@ std::uint64_t bits_of_double(double value)
 }
 
 } // namespace
+
+void set_bounds_checks(int choice)
+{
+    g_bounds_choice = choice;
+}
+
+bool bounds_checks()
+{
+    const int choice = g_bounds_choice;
+    if (choice >= 0)
+    {
+        return choice != 0;
+    }
+    const char* bounds = std::getenv("FLYDSL_DEBUG_BOUNDS");
+    return bounds != nullptr && bounds[0] != '\0' && bounds[0] != '0';
+}
 
 void set_default_target(target_choice choice)
 {
@@ -580,7 +587,7 @@ void dispatcher::specialize(PyObject* args, PyObject* kwargs, call_state& state)
     }
 
     // Key: compile mode, target, device, then each parameter's part.
-    state.key.insert(state.key.end(), {compile_mode(), 0, 0});
+    state.key.insert(state.key.end(), {bounds_checks() ? 1 : 0, 0, 0});
     for (std::size_t i = 0; i < count; ++i)
     {
         describe(i, state.bound[i], state);

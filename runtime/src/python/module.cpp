@@ -13,11 +13,13 @@
 #include "../jit/compiler.hpp"
 #include "../jit/jit_engine.hpp"
 #include "../jit/nvptx_machine.hpp"
+#include "../launch/blocking.hpp"
 #include "../launch/cpu/cpu_launch.hpp"
 #include "../launch/cuda/cuda_driver.hpp"
 #include "../launch/cuda/cuda_kernel.hpp"
 #include "flyrt/builder.hpp"
 #include "flyrt/target.hpp"
+#include "flyrt/value_ranges.hpp"
 #include "flyrt/verifier.hpp"
 
 namespace py = pybind11;
@@ -151,7 +153,8 @@ void reacquire_gil(void* released)
     }
 }
 
-// Between pieces of a long CPU launch (its thread perhaps without the GIL): runs
+// Between pieces of a long CPU launch, or while a GPU launch's report is
+// awaited (the thread perhaps without the GIL): runs
 // Python's signal handlers, so Ctrl-C raises KeyboardInterrupt there, left
 // set for the dispatcher to raise once the launch has stopped.
 bool python_interrupted()
@@ -362,12 +365,16 @@ PYBIND11_MODULE(_core, m)
             "None when the module is well formed for the target, else (message, file, line).")
         .def(
             "compile",
-            [](const module_handle& h, const target& t, bool want_llvm_ir)
+            [](module_handle& h, const target& t, bool want_llvm_ir)
             {
                 std::string llvm_ir;
                 std::string payload;
                 {
                     py::gil_scoped_release unlocked;
+                    for (const auto& f : h.module.functions)
+                    {
+                        ir::fold_decided_values(*f); // bounds checks the ranges prove, say
+                    }
                     payload = jit::compile(h.module, t, want_llvm_ir ? &llvm_ir : nullptr);
                 }
                 return py::make_tuple(py::bytes(payload), llvm_ir);
@@ -516,6 +523,10 @@ PYBIND11_MODULE(_core, m)
         "set_default_target",
         [](int code) { dispatch::set_default_target(static_cast<dispatch::target_choice>(code)); },
         "The target launchers without their own run on (-1: by their tensors).");
+    m.def("set_bounds_checks",
+          &dispatch::set_bounds_checks,
+          "This process's choice of bounds checks: 1 on, 0 off, -1 as FLYDSL_DEBUG_BOUNDS says.");
+    m.def("bounds_checks", &dispatch::bounds_checks, "Whether kernels compiled now check bounds.");
     m.def("register_torch_dtypes", &dispatch::register_torch_dtypes);
     m.def("set_libdevice_path", &jit::set_libdevice_path);
     m.def("cuda_available", &launch::cuda::available, "Whether a CUDA driver with a device answers.");

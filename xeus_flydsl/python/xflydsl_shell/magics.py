@@ -6,6 +6,9 @@
     %flydsl graph [launcher]  launchers -> kernels, helpers -> modules (SVG); evicted ones red, with why
     %flydsl clear             drop every compiled artifact and factory entry
     %flydsl autoreload on|off reload edited module files before each cell (default on)
+    %flydsl bounds on|off     check every tensor access of kernels compiled from now on (the kernel's
+                              default: an out-of-bounds index is an IndexError at its line), or not
+                              (fast mode, for benchmarks: an out-of-bounds store may kill the kernel)
     %flydsl traceback user|full
                               errors raised while tracing show the user's frames (default),
                               or flyrt's too (FLYDSL_FULL_TRACEBACK=1 does the same)
@@ -20,7 +23,7 @@ from IPython.core.magic import Magics, line_magic, magics_class
 from IPython.core.error import UsageError
 
 
-COMMANDS = ("status", "why", "graph", "clear", "autoreload", "traceback", "drift")
+COMMANDS = ("status", "why", "graph", "clear", "autoreload", "bounds", "traceback", "drift")
 
 
 def _runtime():
@@ -66,6 +69,7 @@ class FlydslMagics(Magics):
 
     def _status(self):
         from IPython.display import display
+        import flyrt
         from flyrt.tables import Table
 
         flyc, factories, invalidation = _runtime()
@@ -88,6 +92,7 @@ class FlydslMagics(Magics):
         if links:
             print("compile factories: " + ", ".join(link.name for link in links))
         print(f"autoreload of edited modules: {'on' if invalidation.autoreload_enabled() else 'off'}")
+        print(f"bounds checks: {'on' if flyrt.bounds_checks() else 'off (fast mode)'}")
 
     def _find(self, name):
         _, _, invalidation = _runtime()
@@ -137,6 +142,15 @@ class FlydslMagics(Magics):
             raise UsageError("%flydsl autoreload on|off")
         invalidation.set_autoreload(state == "on")
         print(f"flyrt: autoreload of edited modules is {state}")
+
+    def _bounds(self, state=None):
+        import flyrt
+
+        if state not in ("on", "off"):
+            raise UsageError("%flydsl bounds on|off")
+        flyrt.set_bounds_checks(state == "on")
+        print(f"flyrt: bounds checks are {state}" + ("" if state == "on" else " (fast mode)") +
+              " for kernels from the next call on")
 
     def _traceback(self, mode=None):
         from flyrt import errors

@@ -1,5 +1,7 @@
 #include "cpu_codegen.hpp"
 
+#include <algorithm>
+#include <array>
 #include <stdexcept>
 
 #include <llvm/IR/BasicBlock.h>
@@ -8,6 +10,7 @@
 
 #include "flyrt/uniformity.hpp"
 
+#include "bounds_inference.hpp"
 #include "cpu_lowering.hpp"
 
 namespace flyrt::codegen::cpu
@@ -56,6 +59,7 @@ public:
             m_block[d] = m_fn.known_block_size[0] > 0 ? m_b.getInt32(m_fn.known_block_size[d])
                                                       : load_geometry(geometry, block_x + d);
         }
+        m_bounds = std::make_unique<bounds_inference>(m_fn);
         m_thread_count = m_b.CreateZExt(
             m_b.CreateMul(m_b.CreateMul(m_block[0], m_block[1]), m_block[2]), m_b.getInt64Ty(), "threads");
         auto analysis = std::make_unique<ir::uniformity>(m_fn);
@@ -67,26 +71,65 @@ public:
         }
 
         // for b in [first, last): decompose into block_idx, run the block's threads
-        counted_loop(first,
-                     last,
-                     "block",
-                     [&](llvm::Value* linear)
-                     {
-                         llvm::Value* gx = m_b.CreateZExt(m_grid[0], m_b.getInt64Ty());
-                         llvm::Value* gy = m_b.CreateZExt(m_grid[1], m_b.getInt64Ty());
-                         m_block_idx[0] = m_b.CreateTrunc(m_b.CreateURem(linear, gx), m_b.getInt32Ty());
-                         llvm::Value* rest = m_b.CreateUDiv(linear, gx);
-                         m_block_idx[1] = m_b.CreateTrunc(m_b.CreateURem(rest, gy), m_b.getInt32Ty());
-                         m_block_idx[2] = m_b.CreateTrunc(m_b.CreateUDiv(rest, gy), m_b.getInt32Ty());
-                         if (m_uniform != nullptr)
+        const auto blocks = [&](auto&& run_block)
+        {
+            counted_loop(first,
+                         last,
+                         "block",
+                         [&](llvm::Value* linear)
                          {
-                             emit_block_region(m_fn.body);
-                         }
-                         else
-                         {
-                             thread_loops([&] { emit_region(m_fn.body); });
-                         }
-                     });
+                             const auto index = decompose(linear);
+                             std::copy(index.begin(), index.end(), std::begin(m_block_idx));
+                             run_block();
+                         });
+        };
+        if (m_uniform != nullptr)
+        {
+            blocks([&] { emit_block_region(m_fn.body); });
+        }
+        else if (!m_bounds->decides(ops_of(m_fn.body)))
+        {
+            blocks([&] { run_threads(ops_of(m_fn.body)); });
+        }
+        else
+        {
+            // Blocks [first, last) all inside every tensor (the usual case for
+            // a piece of an elementwise grid): no check and no per-block
+            // inference; a piece with an edge block decides block by block.
+            const auto lo = decompose(first);
+            const auto hi = decompose(m_b.CreateSub(last, m_b.getInt64(1)));
+            block_frame piece = frame();
+            for (unsigned d = 0; d < 3; ++d)
+            {
+                // a dimension the piece wraps around spans all its blocks
+                llvm::Value* wraps = m_b.CreateICmpUGT(lo[d], hi[d]);
+                for (unsigned outer = d + 1; outer < 3; ++outer)
+                {
+                    wraps = m_b.CreateOr(wraps, m_b.CreateICmpNE(lo[outer], hi[outer]));
+                }
+                piece.block_idx[d] = m_b.CreateSelect(wraps, m_b.getInt32(0), lo[d]);
+                piece.block_idx_last[d] =
+                    m_b.CreateSelect(wraps, m_b.CreateSub(m_grid[d], m_b.getInt32(1)), hi[d]);
+            }
+            llvm::Value* inside = m_bounds->emit_verdict(m_b, ops_of(m_fn.body), piece);
+            auto* unchecked = llvm::BasicBlock::Create(m_ctx, "blocks.unchecked", m_llvm_fn);
+            auto* by_block = llvm::BasicBlock::Create(m_ctx, "blocks.by_block", m_llvm_fn);
+            auto* done = llvm::BasicBlock::Create(m_ctx, "blocks.done", m_llvm_fn);
+            m_b.CreateCondBr(m_b.CreateAnd(m_b.CreateICmpULT(first, last), inside), unchecked, by_block);
+            m_b.SetInsertPoint(unchecked);
+            blocks(
+                [&]
+                {
+                    m_elide_checks = true;
+                    thread_loops([&] { emit_region(m_fn.body); });
+                    m_elide_checks = false;
+                });
+            m_b.CreateBr(done);
+            m_b.SetInsertPoint(by_block);
+            blocks([&] { run_threads(ops_of(m_fn.body)); });
+            m_b.CreateBr(done);
+            m_b.SetInsertPoint(done);
+        }
         m_b.CreateRetVoid();
     }
 
@@ -138,13 +181,15 @@ private:
         {
             return;
         }
+        const bool again = m_slots[i] != nullptr && m_value_segment[i] == m_segment;
         m_value_segment[i] = m_segment;
         if (m_segment >= 0)
         {
-            // Every value made inside a thread loop gets a per-thread slot;
-            // LLVM deletes the slots nothing reads back.
+            // Every value made inside a thread loop gets a per-thread slot
+            // (one for all copies of the loop); LLVM deletes the slots
+            // nothing reads back.
             llvm::Type* t = llvm_type(m_fn.type_of(id));
-            m_slots[i] = slot(t);
+            m_slots[i] = again ? m_slots[i] : slot(t);
             m_b.CreateStore(v, m_b.CreateGEP(t, m_slots[i], m_tid));
         }
     }
@@ -215,6 +260,107 @@ private:
                      });
     }
 
+    // The grid position (x, y, z; i32) of linear block `linear` (i64).
+    std::array<llvm::Value*, 3> decompose(llvm::Value* linear)
+    {
+        llvm::Value* gx = m_b.CreateZExt(m_grid[0], m_b.getInt64Ty());
+        llvm::Value* gy = m_b.CreateZExt(m_grid[1], m_b.getInt64Ty());
+        llvm::Value* rest = m_b.CreateUDiv(linear, gx);
+        return {m_b.CreateTrunc(m_b.CreateURem(linear, gx), m_b.getInt32Ty()),
+                m_b.CreateTrunc(m_b.CreateURem(rest, gy), m_b.getInt32Ty()),
+                m_b.CreateTrunc(m_b.CreateUDiv(rest, gy), m_b.getInt32Ty())};
+    }
+
+    // What the inference knows at block level: this block's position.
+    block_frame frame()
+    {
+        block_frame f;
+        f.parameter = [this](ir::value_id id) { return value(id); };
+        std::copy(std::begin(m_block_idx), std::end(m_block_idx), f.block_idx.begin());
+        std::copy(std::begin(m_block_idx), std::end(m_block_idx), f.block_idx_last.begin());
+        std::copy(std::begin(m_block), std::end(m_block), f.block_dim.begin());
+        std::copy(std::begin(m_grid), std::end(m_grid), f.grid_dim.begin());
+        return f;
+    }
+
+    // -- bounds checks: a block whose checks all pass runs without them -----
+
+    // `ops` for every thread of the block: when they hold bounds checks the
+    // inference follows, in a copy without checks if they all hold for the
+    // block (bounds_inference), else in the checked copy.
+    void run_threads(const std::vector<const ir::op*>& ops)
+    {
+        const bool segmented = m_uniform != nullptr;
+        const auto loop = [&](auto&& body)
+        {
+            if (segmented)
+            {
+                segment_loop(body);
+            }
+            else
+            {
+                thread_loops(body);
+            }
+        };
+        const auto all = [&]
+        {
+            for (const ir::op* o : ops)
+            {
+                emit_op(*o);
+            }
+        };
+        if (!m_bounds->decides(ops))
+        {
+            m_segment = segmented ? ++m_segments : -1;
+            loop(all);
+            m_segment = -1;
+            return;
+        }
+        llvm::Value* verdict = m_bounds->emit_verdict(m_b, ops, frame());
+        m_segment = segmented ? ++m_segments : -1; // both copies: one segment, one set of slots
+        auto* unchecked = llvm::BasicBlock::Create(m_ctx, "threads.unchecked", m_llvm_fn);
+        auto* checked = llvm::BasicBlock::Create(m_ctx, "threads.checked", m_llvm_fn);
+        auto* done = llvm::BasicBlock::Create(m_ctx, "threads.done", m_llvm_fn);
+        m_b.CreateCondBr(verdict, unchecked, checked);
+        m_b.SetInsertPoint(unchecked);
+        m_elide_checks = true;
+        loop(all);
+        m_elide_checks = false;
+        m_b.CreateBr(done);
+        m_b.SetInsertPoint(checked);
+        loop(all);
+        m_b.CreateBr(done);
+        m_b.SetInsertPoint(done);
+        m_segment = -1;
+    }
+
+    void emit_if(const ir::op& o) override
+    {
+        if (!(m_elide_checks && bounds_inference::is_check(o)))
+        {
+            function_lowering::emit_if(o);
+            return;
+        }
+        const auto accessed = emit_region(*o.regions[0]); // in bounds for the whole block
+        for (std::size_t i = 0; i < o.results.size(); ++i)
+        {
+            bind(o.results[i], accessed[i]);
+        }
+    }
+
+    static std::vector<const ir::op*> ops_of(const ir::region& r)
+    {
+        std::vector<const ir::op*> ops;
+        for (const auto& o : r.ops)
+        {
+            if (o->code != opcode::yield && o->code != opcode::condition)
+            {
+                ops.push_back(o.get());
+            }
+        }
+        return ops;
+    }
+
     // Emits `for (i = begin; i < end; ++i) body(i)` (unsigned, no carried values).
     template <class Body>
     void counted_loop(llvm::Value* begin, llvm::Value* end, const char* name, Body&& body)
@@ -257,14 +403,7 @@ private:
         ops.clear();
         if (!per_thread.empty())
         {
-            thread_segment(
-                [&]
-                {
-                    for (const ir::op* o : per_thread)
-                    {
-                        emit_op(*o);
-                    }
-                });
+            run_threads(per_thread);
         }
     }
 
@@ -307,6 +446,13 @@ private:
     template <class Body> void thread_segment(Body&& body)
     {
         m_segment = ++m_segments;
+        segment_loop(body);
+        m_segment = -1;
+    }
+
+    // The current segment's loop over the threads, with m_tid set.
+    template <class Body> void segment_loop(Body&& body)
+    {
         thread_loops(
             [&]
             {
@@ -318,7 +464,6 @@ private:
                                       m_b.CreateMul(bx, m_b.CreateAdd(ty, m_b.CreateMul(by, tz))));
                 body();
             });
-        m_segment = -1;
     }
 
     // A region run once per block: ops up to each barrier or shuffle run as
@@ -597,6 +742,8 @@ private:
         }
     }
 
+    std::unique_ptr<bounds_inference> m_bounds;
+    bool m_elide_checks = false; // emitting the copy for blocks whose checks all hold
     // Kernels with barriers or shuffles only:
     std::unique_ptr<ir::uniformity> m_uniform;
     std::vector<int> m_value_segment;  // thread segment a value was made in (-1: block level)

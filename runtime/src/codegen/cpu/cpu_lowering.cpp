@@ -47,8 +47,13 @@ llvm::Value* cpu_function_lowering::math(arith kind, llvm::Value* x, ir::scalar 
 
 void cpu_function_lowering::report(const ir::op& o)
 {
+    // The values travel through a stack array made once in the entry block
+    // (an alloca on the report path would grow the stack per loop trip), and
+    // the call is cold: LLVM lays the report path out of the loop's way.
     const std::size_t count = o.operands.size();
-    llvm::Value* values = m_b.CreateAlloca(llvm::ArrayType::get(m_b.getInt64Ty(), count == 0 ? 1 : count));
+    llvm::Function* fn = m_b.GetInsertBlock()->getParent();
+    llvm::IRBuilder<> entry(&fn->getEntryBlock(), fn->getEntryBlock().getFirstInsertionPt());
+    llvm::Value* values = entry.CreateAlloca(llvm::ArrayType::get(m_b.getInt64Ty(), count == 0 ? 1 : count));
     for (std::size_t i = 0; i < count; ++i)
     {
         m_b.CreateStore(value(o.operands[i]), m_b.CreateConstInBoundsGEP1_64(m_b.getInt64Ty(), values, i));
@@ -56,9 +61,11 @@ void cpu_function_lowering::report(const ir::op& o)
     llvm::FunctionCallee report = m_out.getOrInsertFunction(
         report_symbol,
         llvm::FunctionType::get(m_b.getVoidTy(), {m_b.getPtrTy(), m_b.getInt32Ty(), m_b.getPtrTy()}, false));
-    m_b.CreateCall(
+    llvm::cast<llvm::Function>(report.getCallee())->addFnAttr(llvm::Attribute::Cold);
+    llvm::CallInst* call = m_b.CreateCall(
         report,
         {m_b.CreateGlobalStringPtr(o.callee), m_b.getInt32(static_cast<std::int32_t>(count)), values});
+    call->addFnAttr(llvm::Attribute::Cold);
 }
 
 } // namespace flyrt::codegen::cpu

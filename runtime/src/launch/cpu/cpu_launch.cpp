@@ -42,34 +42,13 @@ std::size_t shared_bytes(const geometry& g)
 constexpr std::uint64_t pieces_per_participant = 32;
 constexpr auto quick_piece = std::chrono::milliseconds(5);
 
-bool (*g_interrupt_check)() = nullptr;
-blocking_section_hooks g_blocking_hooks;
-
-class blocking_section
-{
-public:
-    blocking_section() : m_entered(g_blocking_hooks.enter ? g_blocking_hooks.enter() : nullptr) {}
-    ~blocking_section()
-    {
-        if (g_blocking_hooks.leave)
-        {
-            g_blocking_hooks.leave(m_entered);
-        }
-    }
-    blocking_section(const blocking_section&) = delete;
-    blocking_section& operator=(const blocking_section&) = delete;
-
-private:
-    void* m_entered;
-};
-
 // The launching thread's view of the interrupt check, asked at most every 50 ms.
 class interrupt_poll
 {
 public:
     bool interrupted()
     {
-        if (g_interrupt_check == nullptr)
+        if (interrupt_check() == nullptr)
         {
             return false;
         }
@@ -79,7 +58,7 @@ public:
             return false;
         }
         m_next = now + std::chrono::milliseconds(50);
-        return g_interrupt_check();
+        return interrupt_check()();
     }
 
 private:
@@ -243,16 +222,6 @@ thread_pool& pool()
 }
 
 } // namespace
-
-void set_interrupt_check(bool (*check)())
-{
-    g_interrupt_check = check;
-}
-
-void set_blocking_section_hooks(blocking_section_hooks hooks)
-{
-    g_blocking_hooks = hooks;
-}
 
 void set_worker_count(unsigned count)
 {

@@ -2,11 +2,13 @@
 // over the cores; each call of the generated `.blocks` function runs a range
 // of blocks, and a block's threads as loops inside it. Launches with little
 // work run inline on the caller's thread. Either way the grid goes in pieces,
-// so an interrupt stops a long launch between two.
+// so an interrupt (blocking.hpp's check, asked at most every 50 ms) stops a
+// long launch between two.
 #pragma once
 
 #include <cstdint>
 
+#include "../blocking.hpp"
 #include "../launch_status.hpp"
 
 namespace flyrt::launch
@@ -21,23 +23,6 @@ using blocks_function = void (*)(const void* slots,
 // Threads the pool may use (default: all cores); for benchmarks and tests.
 void set_worker_count(unsigned count);
 unsigned worker_count();
-
-// Asked on the launching thread between pieces of a launch, at most every
-// 50 ms: true stops it (blocks not started are skipped; it returns
-// status_interrupted). The Python module installs one that runs Python's
-// signal handlers, so Ctrl-C stops a long kernel; none by default.
-void set_interrupt_check(bool (*check)());
-
-// Entered around a launch that may take long (one spread over the pool, or
-// one of much work on the caller's thread): the Python module releases the
-// GIL there, so other Python threads run; a short launch keeps it (releasing
-// would cost more than the launch). None by default.
-struct blocking_section_hooks
-{
-    void* (*enter)() = nullptr;
-    void (*leave)(void* entered) = nullptr;
-};
-void set_blocking_section_hooks(blocking_section_hooks hooks);
 
 } // namespace flyrt::launch
 

@@ -194,38 +194,43 @@ CUcontext use_device(int ordinal)
     return context;
 }
 
-bool synchronize(int ordinal, std::int64_t stream, bool (*interrupted)())
+CUresult wait(CUstream stream, bool (*interrupted)())
 {
     const driver_api& api = driver();
-    use_device(ordinal);
-    const auto handle = reinterpret_cast<CUstream>(stream);
     // Short waits poll often (a launch's result back in microseconds), long
     // ones back off to 1 ms, so the host thread is not spun for seconds.
     auto pause = std::chrono::microseconds(2);
     auto next_check = std::chrono::steady_clock::now() + std::chrono::milliseconds(20);
     for (;;)
     {
-        const CUresult state = api.cuStreamQuery(handle);
-        if (state == CUDA_SUCCESS)
-        {
-            return true;
-        }
+        const CUresult state = api.cuStreamQuery(stream);
         if (state != CUDA_ERROR_NOT_READY)
         {
-            throw std::runtime_error("waiting for CUDA device " + std::to_string(ordinal) + ": " +
-                                     error_text(state));
+            return state;
         }
         if (interrupted != nullptr && std::chrono::steady_clock::now() >= next_check)
         {
             if (interrupted())
             {
-                return false;
+                return CUDA_ERROR_NOT_READY;
             }
             next_check = std::chrono::steady_clock::now() + std::chrono::milliseconds(20);
         }
         std::this_thread::sleep_for(pause);
         pause = std::min(pause * 2, std::chrono::microseconds(1000));
     }
+}
+
+bool synchronize(int ordinal, std::int64_t stream, bool (*interrupted)())
+{
+    use_device(ordinal);
+    const CUresult state = wait(reinterpret_cast<CUstream>(stream), interrupted);
+    if (state != CUDA_SUCCESS && state != CUDA_ERROR_NOT_READY)
+    {
+        throw std::runtime_error("waiting for CUDA device " + std::to_string(ordinal) + ": " +
+                                 error_text(state));
+    }
+    return state == CUDA_SUCCESS;
 }
 
 } // namespace flyrt::launch::cuda

@@ -106,6 +106,10 @@ device_info device(int ordinal);
 // std::runtime_error for a fault the work raised.
 bool synchronize(int ordinal, std::int64_t stream, bool (*interrupted)());
 
+// The same wait on the current context's `stream`: its result (CUDA_SUCCESS,
+// or the fault), or CUDA_ERROR_NOT_READY when `interrupted` ended it.
+CUresult wait(CUstream stream, bool (*interrupted)());
+
 // Makes device `ordinal`'s primary context (the one PyTorch uses) current
 // on this thread, retaining it on first use; returns it.
 CUcontext use_device(int ordinal);

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "../../codegen/nvptx/nvptx_codegen.hpp"
+#include "../blocking.hpp"
 
 namespace flyrt::launch::cuda
 {
@@ -197,7 +198,17 @@ std::int32_t cuda_kernel::launch(const std::uint64_t* slots, const geometry& g, 
 std::int32_t cuda_kernel::read_report(CUstream stream)
 {
     const driver_api& api = driver();
-    if (const CUresult done = api.cuStreamSynchronize(stream); done != CUDA_SUCCESS)
+    CUresult done = CUDA_SUCCESS;
+    {
+        blocking_section others_run; // the GPU works: other Python threads run, Ctrl-C is seen
+        done = wait(stream, interrupt_check());
+    }
+    if (done == CUDA_ERROR_NOT_READY)
+    {
+        return fail("interrupted while kernel " + m_name + " ran (it goes on on the GPU)",
+                    status_interrupted);
+    }
+    if (done != CUDA_SUCCESS)
     {
         return fail("kernel " + m_name + " failed: " + error_text(done) +
                     (sticky(done) ? " (this process's CUDA context is unusable until it restarts)" : ""));

@@ -1,0 +1,483 @@
+#include "bounds_inference.hpp"
+
+#include <llvm/IR/Intrinsics.h>
+
+namespace flyrt::codegen::cpu
+{
+
+using ir::arith;
+using ir::opcode;
+using ir::scalar;
+
+namespace
+{
+
+bool is_int_scalar(const ir::type& t)
+{
+    return t.lanes == 1 && ir::is_integer(t.kind);
+}
+
+} // namespace
+
+bounds_inference::bounds_inference(const ir::function& f)
+    : m_fn(f), m_defs(f.values.size(), definition{nullptr, 0}), m_followed(f.values.size(), false)
+{
+    for (ir::value_id p : f.parameters)
+    {
+        m_followed[static_cast<std::size_t>(p)] = is_int_scalar(f.type_of(p));
+    }
+    index(f.body);
+}
+
+bool bounds_inference::follows(ir::value_id id) const
+{
+    return m_followed.at(static_cast<std::size_t>(id));
+}
+
+// Records where each value comes from and whether intervals follow it, in
+// program order (operands first; an if's yields before its results).
+void bounds_inference::index(const ir::region& r)
+{
+    for (const auto& holder : r.ops)
+    {
+        const ir::op& o = *holder;
+        if (o.code == opcode::for_)
+        {
+            const ir::value_id iv = o.regions[0]->arguments[0];
+            m_defs[static_cast<std::size_t>(iv)] = {&o, -1};
+            m_followed[static_cast<std::size_t>(iv)] =
+                follows(o.operands[0]) && follows(o.operands[1]) && follows(o.operands[2]);
+        }
+        for (const auto& sub : o.regions)
+        {
+            index(*sub);
+        }
+        bool followed = true;
+        switch (o.code)
+        {
+        case opcode::constant:
+        case opcode::special:
+            break;
+        case opcode::unary:
+            followed = static_cast<arith>(o.attr) == arith::neg;
+            break;
+        case opcode::binary:
+        case opcode::compare:
+        case opcode::select:
+            break;
+        case opcode::cast:
+            followed = o.attr == 0 && is_int_scalar(m_fn.type_of(o.operands[0]));
+            break;
+        case opcode::if_:
+            for (const auto& side : o.regions)
+            {
+                for (ir::value_id v :
+                     o.results.empty() ? std::vector<ir::value_id>{} : side->ops.back()->operands)
+                {
+                    followed = followed && follows(v);
+                }
+            }
+            break;
+        default:
+            followed = false;
+        }
+        if (o.code != opcode::if_)
+        {
+            for (ir::value_id v : o.operands)
+            {
+                followed = followed && follows(v);
+            }
+        }
+        for (std::size_t i = 0; i < o.results.size(); ++i)
+        {
+            const auto id = static_cast<std::size_t>(o.results[i]);
+            m_defs[id] = {&o, static_cast<int>(i)};
+            m_followed[id] = followed && is_int_scalar(m_fn.type_of(o.results[i]));
+        }
+    }
+}
+
+bool bounds_inference::is_check(const ir::op& o)
+{
+    if (o.code != opcode::if_)
+    {
+        return false;
+    }
+    for (const auto& inner : o.regions[1]->ops)
+    {
+        if (inner->code == opcode::report)
+        {
+            return true;
+        }
+    }
+    return false;
+}
+
+void bounds_inference::collect_checks(const ir::op& o, std::vector<const ir::op*>& out) const
+{
+    if (is_check(o))
+    {
+        out.push_back(&o);
+        return;
+    }
+    for (const auto& r : o.regions)
+    {
+        for (const auto& inner : r->ops)
+        {
+            collect_checks(*inner, out);
+        }
+    }
+}
+
+bool bounds_inference::decides(const std::vector<const ir::op*>& ops) const
+{
+    std::vector<const ir::op*> checks;
+    for (const ir::op* o : ops)
+    {
+        collect_checks(*o, checks);
+    }
+    for (const ir::op* check : checks)
+    {
+        if (!follows(check->operands[0]))
+        {
+            return false;
+        }
+    }
+    return !checks.empty();
+}
+
+llvm::Value* bounds_inference::emit_verdict(llvm::IRBuilder<>& b,
+                                            const std::vector<const ir::op*>& ops,
+                                            const block_frame& frame)
+{
+    m_b = &b;
+    m_frame = &frame;
+    m_memo.clear();
+    std::vector<const ir::op*> checks;
+    for (const ir::op* o : ops)
+    {
+        collect_checks(*o, checks);
+    }
+    llvm::Value* all = b.getTrue();
+    for (const ir::op* check : checks)
+    {
+        const interval c = of(check->operands[0]);
+        all = b.CreateAnd(all, b.CreateAnd(c.known, b.CreateICmpEQ(c.lo, b.getInt64(1))));
+    }
+    m_b = nullptr;
+    m_frame = nullptr;
+    return all;
+}
+
+bounds_inference::interval bounds_inference::of(ir::value_id id)
+{
+    auto it = m_memo.find(id);
+    if (it == m_memo.end())
+    {
+        it = m_memo.emplace(id, compute(id)).first;
+    }
+    return it->second;
+}
+
+bounds_inference::interval bounds_inference::exact(llvm::Value* v, scalar kind)
+{
+    llvm::IRBuilder<>& b = *m_b;
+    llvm::Value* wide =
+        ir::is_unsigned(kind) ? b.CreateZExt(v, b.getInt64Ty()) : b.CreateSExt(v, b.getInt64Ty());
+    return fitted({wide, wide, b.getTrue()}, kind);
+}
+
+// `r` when every value of it fits `kind` (a u64 must stay below 2**63), else not known.
+bounds_inference::interval bounds_inference::fitted(interval r, scalar kind)
+{
+    llvm::IRBuilder<>& b = *m_b;
+    const int bits = ir::bit_width(kind);
+    if (kind == scalar::i64)
+    {
+        return r;
+    }
+    const std::int64_t low = ir::is_unsigned(kind) ? 0 : -(std::int64_t{1} << (bits - 1));
+    llvm::Value* fits = b.CreateICmpSGE(r.lo, b.getInt64(low));
+    if (bits < 64)
+    {
+        const std::int64_t high =
+            ir::is_unsigned(kind) ? (std::int64_t{1} << bits) - 1 : (std::int64_t{1} << (bits - 1)) - 1;
+        fits = b.CreateAnd(fits, b.CreateICmpSLE(r.hi, b.getInt64(high)));
+    }
+    r.known = b.CreateAnd(r.known, fits);
+    return r;
+}
+
+bounds_inference::interval bounds_inference::compute(ir::value_id id)
+{
+    llvm::IRBuilder<>& b = *m_b;
+    const definition def = m_defs.at(static_cast<std::size_t>(id));
+    const scalar kind = m_fn.type_of(id).kind;
+    if (def.op == nullptr)
+    {
+        return exact(m_frame->parameter(id), kind);
+    }
+    if (def.result >= 0)
+    {
+        return operation(*def.op, def.result);
+    }
+    // A for loop's variable: from `lower` up to below `upper`, when the step
+    // is positive and `iv + step` cannot wrap past `upper`.
+    const interval lower = of(def.op->operands[0]);
+    const interval upper = of(def.op->operands[1]);
+    const interval step = of(def.op->operands[2]);
+    llvm::Value* last = b.CreateSub(upper.hi, b.getInt64(1));
+    llvm::Value* beyond = b.CreateAdd(last, step.hi);
+    llvm::Value* known = b.CreateAnd(b.CreateAnd(lower.known, upper.known), step.known);
+    known = b.CreateAnd(known, b.CreateICmpSGT(step.lo, b.getInt64(0)));
+    const interval reach = fitted({beyond, beyond, known}, kind);
+    return fitted({lower.lo, last, reach.known}, kind);
+}
+
+bounds_inference::interval bounds_inference::operation(const ir::op& o, int result)
+{
+    llvm::IRBuilder<>& b = *m_b;
+    const scalar kind = m_fn.type_of(o.results[static_cast<std::size_t>(result)]).kind;
+    switch (o.code)
+    {
+    case opcode::constant:
+    {
+        llvm::Value* c = b.getInt64(o.int_value);
+        return fitted({c, c, b.getTrue()}, kind);
+    }
+    case opcode::special:
+    {
+        const auto dim = static_cast<std::size_t>(o.int_value);
+        switch (static_cast<ir::special_register>(o.attr))
+        {
+        case ir::special_register::thread_idx:
+        {
+            llvm::Value* size = b.CreateZExt(m_frame->block_dim[dim], b.getInt64Ty());
+            return {b.getInt64(0), b.CreateSub(size, b.getInt64(1)), b.getTrue()};
+        }
+        case ir::special_register::block_idx:
+            return {b.CreateZExt(m_frame->block_idx[dim], b.getInt64Ty()),
+                    b.CreateZExt(m_frame->block_idx_last[dim], b.getInt64Ty()),
+                    b.getTrue()};
+        case ir::special_register::block_dim:
+            return exact(m_frame->block_dim[dim], scalar::u32);
+        case ir::special_register::grid_dim:
+            return exact(m_frame->grid_dim[dim], scalar::u32);
+        }
+        break;
+    }
+    case opcode::unary:
+    {
+        const interval a = of(o.operands[0]);
+        llvm::Value* zero = b.getInt64(0);
+        llvm::Value* lo = b.CreateBinaryIntrinsic(llvm::Intrinsic::ssub_with_overflow, zero, a.hi);
+        llvm::Value* hi = b.CreateBinaryIntrinsic(llvm::Intrinsic::ssub_with_overflow, zero, a.lo);
+        llvm::Value* wrapped = b.CreateOr(b.CreateExtractValue(lo, 1), b.CreateExtractValue(hi, 1));
+        return fitted({b.CreateExtractValue(lo, 0),
+                       b.CreateExtractValue(hi, 0),
+                       b.CreateAnd(a.known, b.CreateNot(wrapped))},
+                      kind);
+    }
+    case opcode::binary:
+        return fitted(binary(o, of(o.operands[0]), of(o.operands[1])), kind);
+    case opcode::compare:
+    {
+        const interval x = of(o.operands[0]);
+        const interval y = of(o.operands[1]);
+        const auto p = static_cast<ir::predicate>(o.attr);
+        llvm::Value* holds = nullptr; // for every pair of values
+        llvm::Value* fails = nullptr; // for every pair of values
+        if (p == ir::predicate::eq || p == ir::predicate::ne)
+        {
+            llvm::Value* same =
+                b.CreateAnd(b.CreateAnd(b.CreateICmpEQ(x.lo, x.hi), b.CreateICmpEQ(y.lo, y.hi)),
+                            b.CreateICmpEQ(x.lo, y.lo));
+            llvm::Value* apart = b.CreateOr(b.CreateICmpSLT(x.hi, y.lo), b.CreateICmpSLT(y.hi, x.lo));
+            holds = p == ir::predicate::eq ? same : apart;
+            fails = p == ir::predicate::eq ? apart : same;
+        }
+        else
+        {
+            // x > y is y < x; x >= y is y <= x
+            const bool swap = p == ir::predicate::gt || p == ir::predicate::ge;
+            const interval& l = swap ? y : x;
+            const interval& r = swap ? x : y;
+            const bool strict = p == ir::predicate::lt || p == ir::predicate::gt;
+            holds = strict ? b.CreateICmpSLT(l.hi, r.lo) : b.CreateICmpSLE(l.hi, r.lo);
+            fails = strict ? b.CreateICmpSGE(l.lo, r.hi) : b.CreateICmpSGT(l.lo, r.hi);
+        }
+        return {b.CreateZExt(holds, b.getInt64Ty()),
+                b.CreateZExt(b.CreateNot(fails), b.getInt64Ty()),
+                b.CreateAnd(x.known, y.known)};
+    }
+    case opcode::select:
+    {
+        const interval c = of(o.operands[0]);
+        const interval x = of(o.operands[1]);
+        const interval y = of(o.operands[2]);
+        llvm::Value* only_x = b.CreateICmpEQ(c.lo, b.getInt64(1));
+        llvm::Value* only_y = b.CreateICmpEQ(c.hi, b.getInt64(0));
+        llvm::Value* lo = b.CreateSelect(
+            only_x,
+            x.lo,
+            b.CreateSelect(only_y, y.lo, b.CreateBinaryIntrinsic(llvm::Intrinsic::smin, x.lo, y.lo)));
+        llvm::Value* hi = b.CreateSelect(
+            only_x,
+            x.hi,
+            b.CreateSelect(only_y, y.hi, b.CreateBinaryIntrinsic(llvm::Intrinsic::smax, x.hi, y.hi)));
+        return {lo, hi, b.CreateAnd(c.known, b.CreateAnd(x.known, y.known))};
+    }
+    case opcode::cast:
+        return fitted(of(o.operands[0]), kind);
+    case opcode::if_:
+    {
+        // Either side may have run: the union of what they yield.
+        const interval x = of(o.regions[0]->ops.back()->operands.at(static_cast<std::size_t>(result)));
+        const interval y = of(o.regions[1]->ops.back()->operands.at(static_cast<std::size_t>(result)));
+        return {b.CreateBinaryIntrinsic(llvm::Intrinsic::smin, x.lo, y.lo),
+                b.CreateBinaryIntrinsic(llvm::Intrinsic::smax, x.hi, y.hi),
+                b.CreateAnd(x.known, y.known)};
+    }
+    default:
+        break;
+    }
+    return {b.getInt64(0), b.getInt64(0), b.getFalse()};
+}
+
+bounds_inference::interval bounds_inference::binary(const ir::op& o, const interval& a, const interval& b_)
+{
+    llvm::IRBuilder<>& b = *m_b;
+    const scalar kind = m_fn.type_of(o.results[0]).kind;
+    llvm::Value* known = b.CreateAnd(a.known, b_.known);
+    const auto checked = [&](llvm::Intrinsic::ID op, llvm::Value* x, llvm::Value* y)
+    {
+        llvm::Value* pair = b.CreateBinaryIntrinsic(op, x, y);
+        known = b.CreateAnd(known, b.CreateNot(b.CreateExtractValue(pair, 1)));
+        return b.CreateExtractValue(pair, 0);
+    };
+    const auto smin = [&](llvm::Value* x, llvm::Value* y)
+    { return b.CreateBinaryIntrinsic(llvm::Intrinsic::smin, x, y); };
+    const auto smax = [&](llvm::Value* x, llvm::Value* y)
+    { return b.CreateBinaryIntrinsic(llvm::Intrinsic::smax, x, y); };
+    const auto corners = [&](auto&& f)
+    {
+        llvm::Value* p[] = {f(a.lo, b_.lo), f(a.lo, b_.hi), f(a.hi, b_.lo), f(a.hi, b_.hi)};
+        return interval{
+            smin(smin(p[0], p[1]), smin(p[2], p[3])), smax(smax(p[0], p[1]), smax(p[2], p[3])), nullptr};
+    };
+    llvm::Value* zero = b.getInt64(0);
+    llvm::Value* one = b.getInt64(1);
+    interval r{zero, zero, nullptr};
+    switch (static_cast<arith>(o.attr))
+    {
+    case arith::add:
+        r = {checked(llvm::Intrinsic::sadd_with_overflow, a.lo, b_.lo),
+             checked(llvm::Intrinsic::sadd_with_overflow, a.hi, b_.hi),
+             nullptr};
+        break;
+    case arith::sub:
+        r = {checked(llvm::Intrinsic::ssub_with_overflow, a.lo, b_.hi),
+             checked(llvm::Intrinsic::ssub_with_overflow, a.hi, b_.lo),
+             nullptr};
+        break;
+    case arith::mul:
+        r = corners([&](llvm::Value* x, llvm::Value* y)
+                    { return checked(llvm::Intrinsic::smul_with_overflow, x, y); });
+        break;
+    case arith::div:
+    {
+        // Truncating division by a positive divisor is monotone in each operand.
+        llvm::Value* positive = b.CreateICmpSGT(b_.lo, zero);
+        known = b.CreateAnd(known, positive);
+        const interval safe{
+            b.CreateSelect(positive, b_.lo, one), b.CreateSelect(positive, b_.hi, one), nullptr};
+        llvm::Value* p[] = {b.CreateSDiv(a.lo, safe.lo),
+                            b.CreateSDiv(a.lo, safe.hi),
+                            b.CreateSDiv(a.hi, safe.lo),
+                            b.CreateSDiv(a.hi, safe.hi)};
+        r = {smin(smin(p[0], p[1]), smin(p[2], p[3])), smax(smax(p[0], p[1]), smax(p[2], p[3])), nullptr};
+        break;
+    }
+    case arith::rem:
+    {
+        // The sign of the dividend, smaller than the divisor; the dividend
+        // itself when it is non-negative and below every divisor.
+        known = b.CreateAnd(known, b.CreateICmpSGT(b_.lo, zero));
+        llvm::Value* below = b.CreateSub(b_.hi, one);
+        llvm::Value* lo = b.CreateSelect(b.CreateICmpSGE(a.lo, zero), zero, smax(a.lo, b.CreateNeg(below)));
+        llvm::Value* hi = b.CreateSelect(b.CreateICmpSLE(a.hi, zero), zero, smin(a.hi, below));
+        llvm::Value* itself = b.CreateAnd(b.CreateICmpSGE(a.lo, zero), b.CreateICmpSLT(a.hi, b_.lo));
+        r = {b.CreateSelect(itself, a.lo, lo), b.CreateSelect(itself, a.hi, hi), nullptr};
+        break;
+    }
+    case arith::min:
+        r = {smin(a.lo, b_.lo), smin(a.hi, b_.hi), nullptr};
+        break;
+    case arith::max:
+        r = {smax(a.lo, b_.lo), smax(a.hi, b_.hi), nullptr};
+        break;
+    case arith::shl:
+    case arith::shr:
+    {
+        // By one known amount within the type only.
+        const int bits = ir::bit_width(kind);
+        llvm::Value* amount = b.CreateAnd(b_.lo, b.getInt64(63));
+        known = b.CreateAnd(known, b.CreateICmpEQ(b_.lo, b_.hi));
+        known = b.CreateAnd(known, b.CreateICmpULT(b_.lo, b.getInt64(bits)));
+        if (static_cast<arith>(o.attr) == arith::shr)
+        {
+            r = {b.CreateAShr(a.lo, amount), b.CreateAShr(a.hi, amount), nullptr};
+        }
+        else
+        {
+            llvm::Value* factor = b.CreateShl(one, amount);
+            r = {checked(llvm::Intrinsic::smul_with_overflow, a.lo, factor),
+                 checked(llvm::Intrinsic::smul_with_overflow, a.hi, factor),
+                 nullptr};
+        }
+        break;
+    }
+    case arith::bit_and:
+    case arith::bit_or:
+    case arith::bit_xor:
+        if (kind == scalar::i1)
+        {
+            // Booleans: AND and OR are monotone; XOR is known when both are.
+            const auto attr = static_cast<arith>(o.attr);
+            if (attr == arith::bit_xor)
+            {
+                llvm::Value* both = b.CreateAnd(b.CreateICmpEQ(a.lo, a.hi), b.CreateICmpEQ(b_.lo, b_.hi));
+                llvm::Value* x = b.CreateXor(a.lo, b_.lo);
+                r = {b.CreateSelect(both, x, zero), b.CreateSelect(both, x, one), nullptr};
+            }
+            else
+            {
+                const bool is_and = attr == arith::bit_and;
+                r = {is_and ? b.CreateAnd(a.lo, b_.lo) : b.CreateOr(a.lo, b_.lo),
+                     is_and ? b.CreateAnd(a.hi, b_.hi) : b.CreateOr(a.hi, b_.hi),
+                     nullptr};
+            }
+        }
+        else if (static_cast<arith>(o.attr) == arith::bit_and)
+        {
+            // A mask that is never negative bounds the result by itself.
+            llvm::Value* a_mask = b.CreateICmpSGE(a.lo, zero);
+            llvm::Value* b_mask = b.CreateICmpSGE(b_.lo, zero);
+            known = b.CreateAnd(known, b.CreateOr(a_mask, b_mask));
+            llvm::Value* hi = b.CreateSelect(a_mask, b.CreateSelect(b_mask, smin(a.hi, b_.hi), a.hi), b_.hi);
+            r = {zero, hi, nullptr};
+        }
+        else
+        {
+            known = b.getFalse();
+        }
+        break;
+    default:
+        known = b.getFalse();
+        break;
+    }
+    r.known = known;
+    return r;
+}
+
+} // namespace flyrt::codegen::cpu

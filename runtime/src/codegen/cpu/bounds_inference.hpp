@@ -1,0 +1,87 @@
+// Whether every bounds check of a block's threads passes, decided once per
+// block before they run (Halide's bounds inference, at run time).
+//
+// A bounds check (an `if` whose else branch reports) stops LLVM from
+// vectorizing the loop over a block's threads. Its condition is usually
+// arithmetic on parameters, constants and indices: then the interval each
+// such value spans over all the block's threads (thread indices over the
+// block, loop variables over their ranges, both arms of every branch) is a
+// few scalar instructions at block level. When every check holds over its
+// intervals, the threads run a copy without checks; otherwise (an edge
+// block, a loaded index) the checked copy, which reports the first
+// violation. Intervals are i64 and over-approximate: any doubt (a possible
+// wrap, a value the inference cannot follow) means the checked copy.
+#pragma once
+
+#include <array>
+#include <functional>
+#include <unordered_map>
+#include <vector>
+
+#include <llvm/IR/IRBuilder.h>
+
+#include "flyrt/ir.hpp"
+
+namespace flyrt::codegen::cpu
+{
+
+// What code at block level knows of the blocks it decides for (i32 values):
+// one block (block_idx == block_idx_last) or a range of them.
+struct block_frame
+{
+    std::function<llvm::Value*(ir::value_id)> parameter;
+    std::array<llvm::Value*, 3> block_idx{};
+    std::array<llvm::Value*, 3> block_idx_last{};
+    std::array<llvm::Value*, 3> block_dim{};
+    std::array<llvm::Value*, 3> grid_dim{};
+};
+
+class bounds_inference
+{
+public:
+    explicit bounds_inference(const ir::function& f);
+
+    // Whether `o` is a bounds check: its then branch accesses, its else reports.
+    static bool is_check(const ir::op& o);
+    // Whether `ops` hold checks and the inference can follow every one.
+    bool decides(const std::vector<const ir::op*>& ops) const;
+    // An i1 at the builder's point: every check in `ops` holds for every
+    // thread of every block of `frame`.
+    llvm::Value*
+    emit_verdict(llvm::IRBuilder<>& b, const std::vector<const ir::op*>& ops, const block_frame& frame);
+
+private:
+    struct interval
+    {
+        llvm::Value* lo;
+        llvm::Value* hi;
+        llvm::Value* known; // i1: false when the interval may be wrong (a wrap, an unknown divisor)
+    };
+    // Where a value comes from: an op's result, or (result == -1) a for loop's variable.
+    struct definition
+    {
+        const ir::op* op;
+        int result;
+    };
+
+    void index(const ir::region& r);
+    bool follows(ir::value_id id) const;
+    bool any_check(const ir::op& o, bool& all_followed) const;
+    void collect_checks(const ir::op& o, std::vector<const ir::op*>& out) const;
+    interval of(ir::value_id id);
+    interval compute(ir::value_id id);
+    interval operation(const ir::op& o, int result);
+    interval binary(const ir::op& o, const interval& a, const interval& b);
+    interval fitted(interval r, ir::scalar kind);
+    interval exact(llvm::Value* v, ir::scalar kind);
+
+    const ir::function& m_fn;
+    std::vector<definition> m_defs; // by value id; op null: a parameter or a value not followed
+    std::vector<bool> m_followed;
+    // Set while emitting a verdict:
+    llvm::IRBuilder<>* m_b = nullptr;
+    const block_frame* m_frame = nullptr;
+    std::unordered_map<ir::value_id, interval> m_memo;
+};
+
+} // namespace flyrt::codegen::cpu

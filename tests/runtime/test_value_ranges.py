@@ -1,0 +1,186 @@
+"""Bounds checks the compiler proves are dropped (ir::value_ranges); the rest
+stay and still catch every out-of-bounds index, wrapped arithmetic included."""
+
+import numpy as np
+import pytest
+
+import flyrt.compiler as flyc
+import flyrt.expr as fx
+
+
+@pytest.fixture(autouse=True)
+def checked(monkeypatch):
+    monkeypatch.setenv("FLYDSL_DEBUG_BOUNDS", "1")
+
+
+def reports(lowered):
+    """Tensors whose checks survive into the optimized code (a dropped check
+    takes its message string with it)."""
+    return {name for name in ("x", "out", "shared") if f"tensor '{name}'" in lowered.llvm_ir}
+
+
+@flyc.kernel
+def _tiles(x: fx.Tensor, out: fx.Tensor):
+    t = fx.thread_idx.x
+    tile = fx.shared((128,), fx.Float32)
+    tile[t] = x[t]
+    tile[t + 64] = x[t]
+    fx.barrier()
+    acc = fx.Vector.zeros(8, fx.Float32)
+    for k in range(0, 128, 8):  # every vector of 8 inside the 128: proven
+        acc = acc + fx.Vector.load(tile, (k,), 8)
+    for e in range(t * 8, 2048, 512):  # e % 128 is a multiple of 8, so at most 120: proven
+        acc = acc + fx.Vector.load(tile, (e % 128,), 8)
+    out[t] = acc.reduce("add") + tile[63 - t]
+
+
+@flyc.jit
+def tiles(x: fx.Tensor, out: fx.Tensor):
+    _tiles(x, out).launch(block=(64,))
+
+
+def test_proven_checks_are_dropped_and_the_others_kept():
+    x = np.arange(64, dtype=np.float32)
+    out = np.zeros(64, np.float32)
+    tiles(x, out)
+    tile = np.concatenate([x, x])
+    strided = [sum(tile[e % 128: e % 128 + 8].sum() for e in range(t * 8, 2048, 512)) for t in range(64)]
+    np.testing.assert_allclose(out, tile.sum() + np.array(strided) + x[::-1])
+    # x and out have launch-time shapes: their checks stay; every shared access is proven
+    assert reports(tiles.lower(x, out, target="cpu")) == {"x", "out"}
+
+
+@flyc.kernel
+def _shifted(x: fx.Tensor, out: fx.Tensor, by: fx.Constexpr[int]):
+    t = fx.thread_idx.x
+    tile = fx.shared((64,), fx.Float32)
+    tile[t] = x[t]
+    fx.barrier()
+    out[t] = tile[t + by]
+
+
+@flyc.jit
+def shifted(x: fx.Tensor, out: fx.Tensor, by: fx.Constexpr[int]):
+    _shifted(x, out, by).launch(block=(64,))
+
+
+@pytest.mark.parametrize("by, index", [(1, 64), (-1, -1)])
+def test_a_check_that_can_fail_is_kept_and_reports(by, index):
+    x, out = np.arange(64, dtype=np.float32), np.zeros(64, np.float32)
+    assert "shared" in reports(shifted.lower(x, out, by, target="cpu"))
+    with pytest.raises(IndexError, match=rf"index \({index}\) is out of bounds for tensor 'shared' of shape \(64\)"):
+        shifted(x, out, by)
+
+
+@flyc.kernel
+def _wrapped(x: fx.Tensor, out: fx.Tensor):
+    t = fx.thread_idx.x
+    tile = fx.shared((64,), fx.Float32)
+    tile[t] = x[t]
+    fx.barrier()
+    big = t * 67108864  # Int32: wraps negative from t = 32 on
+    out[t] = tile[big // 67108864]
+
+
+@flyc.jit
+def wrapped(x: fx.Tensor, out: fx.Tensor):
+    _wrapped(x, out).launch(block=(64,))
+
+
+def test_arithmetic_that_may_wrap_proves_nothing():
+    x, out = np.arange(64, dtype=np.float32), np.zeros(64, np.float32)
+    with pytest.raises(IndexError, match=r"index \(-32\) is out of bounds for tensor 'shared'"):
+        wrapped(x, out)
+
+
+@flyc.kernel
+def _rows(x: fx.Tensor, out: fx.Tensor):
+    t = fx.thread_idx.x
+    out[t] = x[t] * 2.0
+
+
+@flyc.jit
+def two_blocks(x: fx.Tensor, out: fx.Tensor, n: fx.Int32):
+    _rows(x, out).launch(grid=(1,), block=(32,))  # a constant block: compiled for it
+    _rows(x, out).launch(grid=(1,), block=(n,))  # a traced one: any size
+
+
+def test_a_kernel_launched_with_constant_and_traced_blocks():
+    x = np.arange(48, dtype=np.float32)
+    out = np.zeros(48, np.float32)
+    two_blocks(x, out, 48)
+    np.testing.assert_array_equal(out, 2 * x)
+    ir = two_blocks.lower(x, out, 48, target="cpu").ir
+    assert "block(32,1,1)" in ir and ir.count("kernel @") == 2
+
+
+# -- the block-level inference (codegen/cpu/bounds_inference): a block whose
+# checks all hold runs unchecked; any block that may go out of bounds runs checked
+
+
+@flyc.kernel
+def _shifted_copy(x: fx.Tensor, out: fx.Tensor, shift: fx.Int32):
+    i = fx.block_idx.x * fx.block_dim.x + fx.thread_idx.x
+    if i < out.shape[0]:
+        out[i] = x[i + shift]
+
+
+@flyc.jit
+def shifted_copy(x: fx.Tensor, out: fx.Tensor, shift: fx.Int32):
+    _shifted_copy(x, out, shift).launch(grid=((out.shape[0] + 63) // 64,), block=(64,))
+
+
+@pytest.mark.parametrize("shift, index", [(0, None), (1, 4096), (-1, -1)])
+def test_only_the_block_that_leaves_the_tensor_reports(shift, index):
+    x = np.arange(4096, dtype=np.float32)
+    out = np.full(4096, -7.0, np.float32)
+    if index is None:
+        shifted_copy(x, out, shift)
+        np.testing.assert_array_equal(out, x)
+        return
+    with pytest.raises(IndexError, match=rf"index \({index}\) is out of bounds for tensor 'x' of shape \(4096\)"):
+        shifted_copy(x, out, shift)
+    if shift > 0:  # every element but the one out of bounds was copied
+        np.testing.assert_array_equal(out[:4095], x[1:])
+    else:
+        np.testing.assert_array_equal(out[1:], x[:4095])
+
+
+@flyc.kernel
+def _wide_blocks(x: fx.Tensor, out: fx.Tensor):
+    # Int32: block 1 gives 24; block 2's product wraps to -2**30, so -16 (without the wrap: 48, inside)
+    out[fx.thread_idx.x] = x[(fx.block_idx.x * 1610612736) // 67108864]
+
+
+@flyc.jit
+def wide_blocks(x: fx.Tensor, out: fx.Tensor):
+    _wide_blocks(x, out).launch(grid=(3,), block=(64,))
+
+
+def test_a_block_whose_index_may_wrap_runs_checked():
+    x, out = np.arange(64, dtype=np.float32), np.zeros(64, np.float32)
+    with pytest.raises(IndexError, match=r"index \(-16\) is out of bounds for tensor 'x' of shape \(64\)"):
+        wide_blocks(x, out)
+
+
+@flyc.kernel
+def _row_sums(m: fx.Tensor, out: fx.Tensor, cols: fx.Int32):
+    row = fx.block_idx.x * fx.block_dim.x + fx.thread_idx.x
+    total = 0.0
+    for c in range(0, cols):  # a loop variable: its interval is the loop's range
+        total = total + m[row, c]
+    out[row] = total
+
+
+@flyc.jit
+def row_sums(m: fx.Tensor, out: fx.Tensor, cols: fx.Int32):
+    _row_sums(m, out, cols).launch(grid=(m.shape[0] // 32,), block=(32,))
+
+
+def test_a_loop_that_runs_past_the_row_reports():
+    m = np.arange(64 * 16, dtype=np.float32).reshape(64, 16)
+    out = np.zeros(64, np.float32)
+    row_sums(m, out, 16)
+    np.testing.assert_array_equal(out, m.sum(axis=1))
+    with pytest.raises(IndexError, match=r"index \(0, 16\) is out of bounds for tensor 'm' of shape \(64, 16\)"):
+        row_sums(m, out, 17)
