@@ -9,6 +9,7 @@ import subprocess
 import time
 
 import pytest
+from kernel_cells import FAR_STORE
 from kernel_session import KernelSession
 
 SETUP = """
@@ -110,26 +111,12 @@ def test_a_restart_releases_the_device(kernel):
     assert text(kernel, "'x' in globals()") == "False"
 
 
-FAR_STORE = """
-@flyc.kernel
-def far_store(x: fx.Tensor, y: fx.Tensor, offset: fx.Int32):
-    i = fx.thread_idx.x
-    y[i + offset] = x[i]
-
-@flyc.jit
-def copy_at(x: fx.Tensor, y: fx.Tensor, offset: fx.Int32):
-    far_store(x, y, offset).launch(block=(64,))
-
-y = torch.zeros(64, device='cuda')
-"""
-
-
 def test_an_out_of_bounds_store_on_the_gpu_is_an_index_error_and_the_kernel_lives(kernel):
     text(kernel, SETUP)
-    text(kernel, FAR_STORE)  # bounds checks: the kernel's default
+    text(kernel, FAR_STORE + "y = torch.zeros(64, device='cuda')")  # bounds checks: the kernel's default
     reply, _ = kernel.execute("copy_at(x, y, 200000000)", timeout=120)  # unchecked: 800 MB past `y`
     assert reply["status"] == "error" and reply["ename"] == "IndexError", reply
     assert "index (200000000) is out of bounds for tensor 'y' of shape (64)" in reply["evalue"]
-    assert ":5" in reply["evalue"].rsplit(" at ", 1)[1]  # `y[i + offset] = x[i]`, line 5 of its cell
+    assert ":7" in reply["evalue"].rsplit(" at ", 1)[1]  # `y[i + offset] = x[i]`, line 7 of its cell
     assert text(kernel, "float(y.sum())") == "0.0"  # nothing was stored; the CUDA context is fine
     assert text(kernel, "copy_at(x, y, 0); float(y.sum())") == "2016.0"

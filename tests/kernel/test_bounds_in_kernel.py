@@ -2,22 +2,12 @@
 IndexError at its line and the user's variables live on; `%flydsl bounds
 off` is the fast mode."""
 
-KERNELS = """\
+from kernel_cells import FAR_STORE
+
+KERNELS = FAR_STORE + """
 import numpy as np
-import flyrt.compiler as flyc
-import flyrt.expr as fx
-
-@flyc.kernel
-def far_store(x: fx.Tensor, y: fx.Tensor, offset: fx.Int32):
-    i = fx.thread_idx.x
-    y[i + offset] = x[i]
-
-@flyc.jit
-def copy_at(x: fx.Tensor, y: fx.Tensor, offset: fx.Int32):
-    far_store(x, y, offset).launch(block=(x.shape[0],))
-
-x = np.arange(8, dtype=np.float32)
-y = np.zeros(8, np.float32)
+x = np.arange(64, dtype=np.float32)
+y = np.zeros(64, np.float32)
 """
 
 
@@ -32,11 +22,11 @@ def test_an_out_of_bounds_store_is_an_index_error_and_the_kernel_lives(kernel):
     assert kernel.execute(KERNELS)[0]["status"] == "ok"
     reply, _ = kernel.execute("copy_at(x, y, 200000000)")  # without checks: a store 800 MB past y
     assert reply["status"] == "error" and reply["ename"] == "IndexError", reply
-    assert "index (200000000) is out of bounds for tensor 'y' of shape (8)" in reply["evalue"]
-    assert ":8" in reply["evalue"].rsplit(" at ", 1)[1]  # the line of `y[i + offset] = x[i]` in its cell
+    assert "index (200000000) is out of bounds for tensor 'y' of shape (64)" in reply["evalue"]
+    assert ":7" in reply["evalue"].rsplit(" at ", 1)[1]  # the line of `y[i + offset] = x[i]` in its cell
     assert value(kernel, "kept + 1") == "42"
     assert value(kernel, "float(y.sum())") == "0.0"  # nothing was stored
-    assert value(kernel, "copy_at(x, y, 0); float(y.sum())") == "28.0"
+    assert value(kernel, "copy_at(x, y, 0); float(y.sum())") == "2016.0"
 
 
 def test_bounds_off_is_the_fast_mode_and_status_says_which(kernel):
@@ -46,7 +36,7 @@ def test_bounds_off_is_the_fast_mode_and_status_says_which(kernel):
         assert reply["status"] == "ok"
         text = kernel.stdout(outputs)
         assert "flyrt: bounds checks are off (fast mode)" in text and "bounds checks: off (fast mode)" in text
-        assert value(kernel, "copy_at(x, y, 0); float(y.sum())") == "28.0"
+        assert value(kernel, "copy_at(x, y, 0); float(y.sum())") == "2016.0"
         assert value(kernel, "copy_at.cache_info().compiles") == "1"  # unchecked: its own artifact
     finally:
         kernel.execute("%flydsl bounds on")
