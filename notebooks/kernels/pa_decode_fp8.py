@@ -243,6 +243,7 @@ def compile_pa_decode_ps(softmax_scale=None, trans_v=False, needs_mask=True, que
             if lane < rows:
                 _load_q_fragments(query, q_rows, lane, seq * query_length + lane // group,
                                   kv_head * group + lane % group, head_size, row_scale)
+            fx.barrier()  # lanes read each other's rows: the warp's stores first (GPUs do not run it in lockstep)
             peak_a = peak_b = float("-inf")  # rows gq and gq + 8
             sum_a = sum_b = 0.0  # this lane's share of their softmax denominators
             out_frags = [fx.Vector.zeros(4, fx.Float32) for _ in range(head_size // 8)]
@@ -311,6 +312,7 @@ def compile_pa_decode_ps(softmax_scale=None, trans_v=False, needs_mask=True, que
                     partial_lse[slot, gq // group, gq % group] = peak_a + fx.log2(total_a)
                 if gq + 8 < rows:
                     partial_lse[slot, (gq + 8) // group, (gq + 8) % group] = peak_b + fx.log2(total_b)
+            fx.barrier()  # every lane done with q_rows before the next item overwrites them
 
     use_mma = rows <= 16 and not trans_v
 

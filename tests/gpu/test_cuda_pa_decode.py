@@ -6,6 +6,7 @@ its artifact reused, no cache_clear) on the GPU."""
 import pytest
 import torch
 
+import flyrt
 import kernels.pa_decode_fp8 as pa
 from cuda_arrays import host
 from kernels.devices import on
@@ -28,8 +29,18 @@ def run(case, **options):
     return host(out.float())
 
 
+@pytest.fixture(params=[False, True], ids=["unchecked", "bounds-checked"])
+def checks(request):
+    """Each case also with bounds checks (the notebook kernel's default): the
+    MMA kernel's lanes once read each other's shared rows without a barrier,
+    which only the checked code's scheduling exposed."""
+    flyrt.set_bounds_checks(request.param)
+    yield request.param
+    flyrt.set_bounds_checks(None)
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_every_option_matches_the_reference(name):
+def test_every_option_matches_the_reference(name, checks):
     options = dict(CASES[name])
     variable = options.get("variable_lengths", False)
     case = make_case(seed=len(name), **options)

@@ -176,7 +176,11 @@ protected:
         {
             arguments.push_back(m_b.CreateExtractElement(c, i));
         }
-        llvm::Value* d = m_b.CreateCall(intrinsic, arguments);
+        // The whole warp takes part: LLVM 19 does not mark the intrinsic
+        // convergent, and without it may move the call into a branch only
+        // some lanes take (a bounds check's, say).
+        llvm::CallInst* d = m_b.CreateCall(intrinsic, arguments);
+        d->addFnAttr(llvm::Attribute::Convergent);
         llvm::Value* result = llvm::PoisonValue::get(c->getType());
         for (unsigned i = 0; i < 4; ++i)
         {
