@@ -184,3 +184,26 @@ def test_a_loop_that_runs_past_the_row_reports():
     np.testing.assert_array_equal(out, m.sum(axis=1))
     with pytest.raises(IndexError, match=r"index \(0, 16\) is out of bounds for tensor 'm' of shape \(64, 16\)"):
         row_sums(m, out, 17)
+
+
+@flyc.kernel
+def _quads(x: fx.Tensor, out: fx.Tensor, n: fx.Int32):
+    total = 0.0
+    for c in range(0, n, 4):  # the last c is n - 4 only when 4 divides n
+        total = total + x[c] + x[c + 1] + x[c + 2] + x[c + 3]
+    out[fx.thread_idx.x] = total
+
+
+@flyc.jit
+def quads(x: fx.Tensor, out: fx.Tensor, n: fx.Int32):
+    _quads(x, out, n).launch(grid=(4,), block=(32,))
+
+
+def test_a_strided_loop_is_proven_only_when_its_last_step_fits():
+    out = np.zeros(32, np.float32)
+    x = np.arange(16, dtype=np.float32)
+    quads(x, out, 16)
+    np.testing.assert_array_equal(out, np.full(32, x.sum()))
+    x = np.arange(18, dtype=np.float32)
+    with pytest.raises(IndexError, match=r"index \(18\) is out of bounds for tensor 'x' of shape \(18\)"):
+        quads(x, out, 18)  # c = 16: x[18] and x[19] are past the end

@@ -1,5 +1,7 @@
 #include "bounds_inference.hpp"
 
+#include <numeric>
+
 #include <llvm/IR/Intrinsics.h>
 
 namespace flyrt::codegen::cpu
@@ -20,7 +22,8 @@ bool is_int_scalar(const ir::type& t)
 } // namespace
 
 bounds_inference::bounds_inference(const ir::function& f)
-    : m_fn(f), m_defs(f.values.size(), definition{nullptr, 0}), m_followed(f.values.size(), false)
+    : m_fn(f), m_static(f), m_defs(f.values.size(), definition{nullptr, 0}),
+      m_followed(f.values.size(), false)
 {
     for (ir::value_id p : f.parameters)
     {
@@ -210,7 +213,6 @@ bounds_inference::interval bounds_inference::fitted(interval r, scalar kind)
 
 bounds_inference::interval bounds_inference::compute(ir::value_id id)
 {
-    llvm::IRBuilder<>& b = *m_b;
     const definition def = m_defs.at(static_cast<std::size_t>(id));
     const scalar kind = m_fn.type_of(id).kind;
     if (def.op == nullptr)
@@ -221,15 +223,45 @@ bounds_inference::interval bounds_inference::compute(ir::value_id id)
     {
         return operation(*def.op, def.result);
     }
-    // A for loop's variable: from `lower` up to below `upper`, when the step
-    // is positive and `iv + step` cannot wrap past `upper`.
-    const interval lower = of(def.op->operands[0]);
-    const interval upper = of(def.op->operands[1]);
-    const interval step = of(def.op->operands[2]);
-    llvm::Value* last = b.CreateSub(upper.hi, b.getInt64(1));
-    llvm::Value* beyond = b.CreateAdd(last, step.hi);
+    return loop_variable(*def.op, kind);
+}
+
+// A for loop's variable: from `lower` up to below `upper`, when the step is
+// positive and `iv + step` cannot wrap past `upper`. With a constant step,
+// every value is congruent to `lower`'s static base modulo g = gcd(lower's
+// static stride, step), so the last one is the largest such below `upper`:
+// `range(0, body, 4)` ends at body - 4 when body is a multiple of 4, and
+// `c + 3` stays below it.
+bounds_inference::interval bounds_inference::loop_variable(const ir::op& loop, scalar kind)
+{
+    llvm::IRBuilder<>& b = *m_b;
+    const interval lower = of(loop.operands[0]);
+    const interval upper = of(loop.operands[1]);
+    const interval step = of(loop.operands[2]);
     llvm::Value* known = b.CreateAnd(b.CreateAnd(lower.known, upper.known), step.known);
     known = b.CreateAnd(known, b.CreateICmpSGT(step.lo, b.getInt64(0)));
+    const auto checked = [&](llvm::Intrinsic::ID op, llvm::Value* x, llvm::Value* y)
+    {
+        llvm::Value* pair = b.CreateBinaryIntrinsic(op, x, y);
+        known = b.CreateAnd(known, b.CreateNot(b.CreateExtractValue(pair, 1)));
+        return b.CreateExtractValue(pair, 0);
+    };
+    llvm::Value* last = checked(llvm::Intrinsic::ssub_with_overflow, upper.hi, b.getInt64(1));
+    llvm::Value* beyond = checked(llvm::Intrinsic::sadd_with_overflow, last, step.hi);
+    const ir::int_range& base = m_static.of(loop.operands[0]);
+    const ir::int_range& stride = m_static.of(loop.operands[2]);
+    constexpr ir::wide small = ir::wide(1) << 62;
+    if (stride.single() && stride.lo > 0 && stride.lo < small && base.stride < small && base.lo > -small &&
+        base.lo < small)
+    {
+        const std::int64_t g =
+            std::gcd(static_cast<std::int64_t>(base.stride), static_cast<std::int64_t>(stride.lo));
+        llvm::Value* offset =
+            b.CreateSRem(b.CreateSub(last, b.getInt64(static_cast<std::int64_t>(base.lo))), b.getInt64(g));
+        offset = b.CreateSelect(
+            b.CreateICmpSLT(offset, b.getInt64(0)), b.CreateAdd(offset, b.getInt64(g)), offset);
+        last = b.CreateSub(last, offset);
+    }
     const interval reach = fitted({beyond, beyond, known}, kind);
     return fitted({lower.lo, last, reach.known}, kind);
 }

@@ -21,6 +21,7 @@
 #include <llvm/IR/IRBuilder.h>
 
 #include "flyrt/ir.hpp"
+#include "flyrt/value_ranges.hpp"
 
 namespace flyrt::codegen::cpu
 {
@@ -74,9 +75,11 @@ private:
     interval binary(const ir::op& o, const interval& a, const interval& b);
     interval fitted(interval r, ir::scalar kind);
     interval exact(llvm::Value* v, ir::scalar kind);
+    interval loop_variable(const ir::op& loop, ir::scalar kind);
 
     const ir::function& m_fn;
-    std::vector<definition> m_defs; // by value id; op null: a parameter or a value not followed
+    const ir::value_ranges m_static; // what every value can be, whatever the block
+    std::vector<definition> m_defs;  // by value id; op null: a parameter or a value not followed
     std::vector<bool> m_followed;
     // Set while emitting a verdict:
     llvm::IRBuilder<>* m_b = nullptr;

@@ -197,16 +197,23 @@ CUcontext use_device(int ordinal)
 CUresult wait(CUstream stream, bool (*interrupted)())
 {
     const driver_api& api = driver();
-    // Short waits poll often (a launch's result back in microseconds), long
-    // ones back off to 1 ms, so the host thread is not spun for seconds.
-    auto pause = std::chrono::microseconds(2);
-    auto next_check = std::chrono::steady_clock::now() + std::chrono::milliseconds(20);
+    // The first 200 us spin (a short kernel's end seen within a microsecond
+    // or two: a sleep, however short asked, takes Linux's 50 us timer slack),
+    // then the pauses grow to 1 ms, so a long wait does not spin a core.
+    const auto start = std::chrono::steady_clock::now();
+    auto pause = std::chrono::microseconds(20);
+    auto next_check = start + std::chrono::milliseconds(20);
     for (;;)
     {
         const CUresult state = api.cuStreamQuery(stream);
         if (state != CUDA_ERROR_NOT_READY)
         {
             return state;
+        }
+        if (std::chrono::steady_clock::now() - start < std::chrono::microseconds(200))
+        {
+            std::this_thread::yield();
+            continue;
         }
         if (interrupted != nullptr && std::chrono::steady_clock::now() >= next_check)
         {
