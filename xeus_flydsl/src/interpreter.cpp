@@ -48,7 +48,10 @@ private:
 
 } // namespace
 
-interpreter::interpreter(ipython_history& history) : m_history(history) {}
+interpreter::interpreter(ipython_history& history, std::unique_ptr<iopub_readiness> readiness)
+    : m_history(history), m_readiness(std::move(readiness))
+{
+}
 
 interpreter::~interpreter()
 {
@@ -155,6 +158,7 @@ nl::json interpreter::is_complete_request_impl(const std::string& code)
 
 nl::json interpreter::kernel_info_request_impl()
 {
+    m_readiness->wait_once();
     py::gil_scoped_acquire gil;
     return call_facade("kernel_info", py::make_tuple());
 }

@@ -12,6 +12,7 @@
 #include "comm_bridge.hpp"
 #include "fd_streambuf.hpp"
 #include "iopub_gate.hpp"
+#include "iopub_readiness.hpp"
 #include "ipython_history.hpp"
 #include "output_channel.hpp"
 
@@ -22,7 +23,8 @@ class interpreter final : public xeus::xinterpreter
 {
 public:
     // `history` is owned by the kernel; it answers through our facade.
-    explicit interpreter(ipython_history& history);
+    // `readiness` holds the first kernel_info reply until IOPub has a client.
+    interpreter(ipython_history& history, std::unique_ptr<iopub_readiness> readiness);
     ~interpreter() override;
 
     // The registered interpreter, for the embedded `_xflydsl_kernel` module.
@@ -62,6 +64,7 @@ private:
     nl::json call_facade(const char* method, const pybind11::tuple& args);
 
     ipython_history& m_history;
+    std::unique_ptr<iopub_readiness> m_readiness;
     iopub_gate m_gate;
     std::unique_ptr<output_channel> m_output;
     std::unique_ptr<comm_bridge> m_comms;

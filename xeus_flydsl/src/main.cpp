@@ -56,11 +56,13 @@ int main(int argc, char* argv[])
     {
         auto python_runtime = xflydsl::start_python(XFLYDSL_PYTHON_EXECUTABLE, argv[0]);
 
+        const xeus::xconfiguration config = xeus::load_configuration(file);
         auto history = std::make_unique<xflydsl::ipython_history>();
-        auto interp = std::make_unique<xflydsl::interpreter>(*history);
+        auto interp = std::make_unique<xflydsl::interpreter>(
+            *history, std::make_unique<xflydsl::iopub_readiness>(config.m_transport, config.m_iopub_port));
         xeus::register_interpreter(interp.get());
 
-        xeus::xkernel kernel(xeus::load_configuration(file),
+        xeus::xkernel kernel(config,
                              xeus::get_user_name(),
                              xeus::make_context<zmq::context_t>(),
                              std::move(interp),
