@@ -94,3 +94,44 @@ def test_vector_past_the_end_is_reported_with_debug_bounds(monkeypatch):
     np.testing.assert_array_equal(out, [4, 5, 6, 7])
     with pytest.raises(IndexError, match="out of bounds for tensor 'x' of shape \\(8\\)"):
         copy_vectors(x, out, 6)  # lanes 6..9: the last two fall outside
+
+
+@flyc.kernel
+def _copy_aligned(x: fx.Tensor, out: fx.Tensor, start: fx.Int32):
+    i = fx.thread_idx.x * 4
+    fx.Vector.load(x, (start + i,), 4, align=16).store(out, (i,), align=16)
+
+
+@flyc.jit
+def copy_aligned(x: fx.Tensor, out: fx.Tensor, start: fx.Int32):
+    _copy_aligned(x, out, start).launch(block=(out.shape[0] // 4,))
+
+
+def test_alignment_is_specialized_on_not_trusted():
+    """align=16 promises 16-byte addresses; a view 4 bytes into its buffer is
+    its own specialization, in which the promise is capped by what the data
+    pointer has: on a GPU its loads go in pieces instead of faulting."""
+    base = np.arange(36, dtype=np.float32)
+    out = np.zeros(32, np.float32)
+    copy_aligned(base[:32], out, 0)
+    np.testing.assert_array_equal(out, base[:32])
+    copy_aligned(base[1:33], out, 0)  # 4-byte aligned data
+    np.testing.assert_array_equal(out, base[1:33])
+    assert copy_aligned.cache_info().compiles == 2
+    assert "4-byte aligned" in flyc.compile_log()[-1].specialization
+    ptx = {name: copy_aligned.lower(x, out, 0, target="cuda", arch="sm_90").device_code["_copy_aligned"]
+           for name, x in (("aligned", base[:32]), ("offset", base[1:33]))}
+    assert "ld.global.v4.f32" in ptx["aligned"]
+    assert "ld.global.v4.f32" not in ptx["offset"] and "ld.global.f32" in ptx["offset"]
+
+
+def test_a_broken_align_promise_is_reported_with_bounds_checks(monkeypatch):
+    x, out = np.arange(40, dtype=np.float32), np.zeros(32, np.float32)
+    monkeypatch.setenv("FLYDSL_DEBUG_BOUNDS", "0")
+    copy_aligned(x, out, 2)  # unchecked: the CPU does not trust align= (a GPU would fault)
+    np.testing.assert_array_equal(out, x[2:34])
+    monkeypatch.setenv("FLYDSL_DEBUG_BOUNDS", "1")
+    copy_aligned(x, out, 4)  # 16 bytes in: as promised
+    np.testing.assert_array_equal(out, x[4:36])
+    with pytest.raises(IndexError, match=r"index \(2\) of tensor 'x' is not 16-byte aligned, as align=16 promises"):
+        copy_aligned(x, out, 2)

@@ -66,9 +66,11 @@ class PendingLaunch:
         for pname, value in self.arguments.items():
             annotation = self.kernel.signature.parameters[pname].annotation
             if isinstance(value, tensor.TensorValue):
-                params.append(("tensor", value.dtype, value.ndim, value.contiguous, value.index_bits))
+                params.append(("tensor", value.dtype, value.ndim, value.contiguous, value.index_bits,
+                               value.base_align))
                 natives.extend(value.native)
-                signature.append(("tensor", value.dtype.name, value.ndim, value.contiguous, value.index_bits))
+                signature.append(("tensor", value.dtype.name, value.ndim, value.contiguous, value.index_bits,
+                                  value.base_align))
             elif is_constexpr(annotation) or annotation is Stream or isinstance(value, Stream):
                 if isinstance(value, Value):
                     raise TypeError(f"kernel {self.kernel.name}: '{pname}' is a Constexpr but got a traced value")
@@ -110,7 +112,7 @@ class PendingLaunch:
         for pname, p in zip(self.arguments, params):
             if p[0] == "tensor":
                 count = 1 + 2 * p[2]
-                args[pname] = tensor.TensorValue(pname, p[1], ids[:count], p[3], p[4])
+                args[pname] = tensor.TensorValue(pname, p[1], ids[:count], p[3], p[4], p[5])
                 ids = ids[count:]
             elif p[0] == "scalar":
                 args[pname] = Value(ids.pop(0), p[1])

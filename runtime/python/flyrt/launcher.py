@@ -264,7 +264,8 @@ class JitFunction(_core.Dispatcher):
         for (pname, value), spec in zip(bound.items(), specs):
             if isinstance(spec, specialization.TensorSpec):
                 count = 1 + 2 * spec.ndim
-                args[pname] = tensor.TensorValue(pname, spec.dtype, ids[:count], spec.contiguous, spec.index_bits)
+                args[pname] = tensor.TensorValue(pname, spec.dtype, ids[:count], spec.contiguous, spec.index_bits,
+                                                 spec.align)
                 ids = ids[count:]
             elif isinstance(spec, specialization.ScalarSpec):
                 args[pname] = Value(ids.pop(0), spec.dtype)

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from . import _core, dtypes, fp8
 
 TENSOR, SCALAR, CONST_INT, CONST_OBJECT, CONST_BOOL, STREAM = 1, 2, 3, 4, 5, 6
-_KEY_WIDTH = {TENSOR: 5, SCALAR: 2, CONST_INT: 2, CONST_OBJECT: 2, CONST_BOOL: 2, STREAM: 1}
+_KEY_WIDTH = {TENSOR: 6, SCALAR: 2, CONST_INT: 2, CONST_OBJECT: 2, CONST_BOOL: 2, STREAM: 1}
 PREFIX = 3  # compile mode (bounds checks), target code, device index
 
 # param_kind and scalar_class of dispatcher.hpp
@@ -20,11 +20,13 @@ class TensorSpec:
     ndim: int
     contiguous: bool
     index_bits: int = 32  # 64 when a shape or stride does not fit in Int32
+    align: int = 16  # bytes the data pointer is a multiple of, up to 16
 
     def describe(self):
         layout = "contiguous" if self.contiguous else "strided"
         wide = ", 64-bit indices" if self.index_bits == 64 else ""
-        return f"{self.dtype.name}[{self.ndim}-d, {layout}{wide}]"
+        aligned = f", {self.align}-byte aligned" if self.align < 16 else ""
+        return f"{self.dtype.name}[{self.ndim}-d, {layout}{wide}{aligned}]"
 
 
 @dataclass(frozen=True)
@@ -59,7 +61,7 @@ def decode(key, bound_args):
         if tag == TENSOR:
             code = key[pos + 1]
             dtype = fp8.BY_KEY_CODE[code] if code in fp8.BY_KEY_CODE else dtypes.from_scalar(_core.Scalar(code))
-            specs.append(TensorSpec(dtype, key[pos + 2], bool(key[pos + 3]), key[pos + 4]))
+            specs.append(TensorSpec(dtype, key[pos + 2], bool(key[pos + 3]), key[pos + 4], key[pos + 5]))
         elif tag == SCALAR:
             specs.append(ScalarSpec(SCALAR_CLASSES[key[pos + 1]]))
         elif tag in (CONST_INT, CONST_OBJECT, CONST_BOOL):

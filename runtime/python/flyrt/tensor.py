@@ -16,7 +16,7 @@ from .values import Value, constant, convert
 class TensorValue:
     """A tensor argument as a launcher or kernel sees it while tracing."""
 
-    def __init__(self, name, dtype, native, contiguous, index_bits=32):
+    def __init__(self, name, dtype, native, contiguous, index_bits=32, base_align=16):
         ndim = (len(native) - 1) // 2
         index = dtypes.Int64 if index_bits == 64 else dtypes.Int32
         self.name = name
@@ -29,6 +29,7 @@ class TensorValue:
         if contiguous and ndim > 0:
             self._strides[-1] = 1  # known, so inner loops vectorize
         self.contiguous = contiguous
+        self.base_align = base_align  # bytes the data pointer is a multiple of (specialized on, up to 16)
         self.written = False  # a store into it was traced
 
     @property
@@ -65,9 +66,10 @@ class TensorValue:
             offset = term if offset is None else offset + term
         return offset if offset is not None else constant(0, dtypes.Int64)
 
-    def _checked(self, indices, access, fallback, lanes=1):
+    def _checked(self, indices, access, fallback, lanes=1, align=0):
         """`access()` where every index (and a vector's last lane) is within
-        the shape; elsewhere the launch records an IndexError and
+        the shape, and where the address is a multiple of `align` bytes as a
+        vector access promised; elsewhere the launch records an IndexError and
         `fallback()` stands in. Checks the compiler proves are dropped
         (ir::fold_decided_values)."""
         from .control_flow import UNDEFINED, if_
@@ -87,11 +89,26 @@ class TensorValue:
         vector = f" (a vector of {lanes} lanes)" if lanes > 1 else ""
         message = f"index ({holes}){vector} is out of bounds for tensor '{self.name}' of shape ({holes}) at {where}"
 
-        def report(_):
-            current().builder.report(message, [v.id for v in indices + shape], line())
-            return (fallback(),)
+        def report(message, values):
+            def reported(_):
+                current().builder.report(message, [v.id for v in values], line())
+                return (fallback(),)
+            return reported
 
-        return if_(ok, lambda _: (access(),), report, (UNDEFINED,), ("element",))[0]
+        def guarded(_):
+            return (access(),)
+
+        elements = align // max(1, self.dtype.bits // 8)
+        if elements > 1:
+            # the data pointer is aligned (specialized on): the offset in elements must be too
+            aligned = (self._offset(indices) & (elements - 1)) == 0
+            promise = (f"index ({holes}) of tensor '{self.name}' is not {align}-byte aligned, as align={align} "
+                       f"promises, at {where}")
+
+            def guarded(_):
+                return if_(aligned, lambda _: (access(),), report(promise, indices), (UNDEFINED,), ("element",))
+
+        return if_(ok, guarded, report(message, indices + shape), (UNDEFINED,), ("element",))[0]
 
     def __getitem__(self, index):
         indices = self._indices(index)
@@ -117,7 +134,7 @@ class TensorValue:
 
         if _core.bounds_checks():
             return self._checked(indices, load, lambda: Value(
-                builder.broadcast(constant(0, self.dtype).id, lanes, line()), self.dtype), lanes)
+                builder.broadcast(constant(0, self.dtype).id, lanes, line()), self.dtype), lanes, align)
         return load()
 
     def store_vector(self, index, vector, align=None):
@@ -132,20 +149,23 @@ class TensorValue:
 
         self.written = True
         if _core.bounds_checks():
-            self._checked(indices, store, lambda: 0, vector.lanes)
+            self._checked(indices, store, lambda: 0, vector.lanes, align)
         else:
             store()
 
     def _alignment(self, align, lanes):
-        """A vector access's promised alignment in bytes (0: the element's).
+        """A vector access's alignment in bytes (0: the element's): what
+        `align=` promises, but no more than the data pointer has (the launcher
+        is specialized on it), so a less aligned tensor is accessed safely.
         GPUs move a vector in one access only from an address that is a
-        multiple of its size: less aligned ones go element by element."""
+        multiple of its size: less aligned ones go in pieces."""
         if align is None:
             return 0
         element = max(1, self.dtype.bits // 8)
         if isinstance(align, Value) or align < element or align & (align - 1):
             raise ValueError(f"align= takes a power of two of bytes, at least the element's {element}, not {align!r}")
-        return int(align)
+        align = min(int(align), self.base_align)
+        return align if align > element else 0
 
     def _vector_indices(self, index, lanes):
         if not 2 <= lanes <= 16:

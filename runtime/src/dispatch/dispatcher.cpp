@@ -341,8 +341,12 @@ void dispatcher::describe_tensor(std::size_t index, PyObject* value, call_state&
     }
     state.devices.push_back({index, view.device, view.device_index});
     const std::int64_t index_bits = fits_int32(view) ? 32 : 64;
+    // The data's alignment, up to 16 bytes (a vector access's widest): the
+    // kernels know it instead of trusting `align=` promises.
+    const std::uint64_t lowest_bit = view.data & (~view.data + 1);
+    const auto alignment = static_cast<std::int64_t>(lowest_bit == 0 || lowest_bit > 16 ? 16 : lowest_bit);
     state.key.insert(state.key.end(),
-                     {tag_tensor, view.dtype, view.ndim, view.contiguous ? 1 : 0, index_bits});
+                     {tag_tensor, view.dtype, view.ndim, view.contiguous ? 1 : 0, index_bits, alignment});
     state.slots.push_back(view.data);
     for (int d = 0; d < view.ndim; ++d)
     {

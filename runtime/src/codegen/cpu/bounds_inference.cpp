@@ -120,8 +120,7 @@ void bounds_inference::collect_checks(const ir::op& o, std::vector<const ir::op*
 {
     if (is_check(o))
     {
-        out.push_back(&o);
-        return;
+        out.push_back(&o); // and the checks its access is nested in (an alignment promise's)
     }
     for (const auto& r : o.regions)
     {
