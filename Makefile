@@ -20,6 +20,7 @@ bench: build
 	@.venv/bin/python tests/bench/bench_block.py
 	@.venv/bin/python tests/bench/bench_pa_decode.py
 	@.venv/bin/python tests/bench/bench_bounds.py
+	@.venv/bin/python tests/bench/bench_warm_start.py
 	@.venv/bin/python tests/bench/bench_memory.py
 	@.venv/bin/python tests/bench/bench_flydsl_adapter.py
 

@@ -16,7 +16,7 @@ class CompileRecord:
     specialization: str
     reason: str
     milliseconds: float
-    source: str  # "compiled", "disk cache" or "reused"
+    source: str  # "compiled", "disk cache" (traced, object loaded), "disk cache, no trace" or "reused"
     when: float = field(default_factory=time.time)
 
     def __str__(self):

@@ -40,7 +40,8 @@ class CacheUnavailableWarning(UserWarning):
 _reported = set()  # (what, error kind) already said
 
 
-def _unavailable(what, path, error):
+def unavailable(what, path, error):
+    """One warning per kind of failure: the cache at `path` could not be used."""
     key = (what, type(error).__name__, getattr(error, "errno", None))
     if key not in _reported:
         _reported.add(key)
@@ -61,7 +62,7 @@ def load(key):
     except FileNotFoundError:
         return None
     except OSError as error:
-        _unavailable("read", path, error)
+        unavailable("read", path, error)
         return None
     header = len(_MAGIC) + _DIGEST
     payload = data[header:]
@@ -72,7 +73,7 @@ def load(key):
         except FileNotFoundError:
             pass  # another process removed it first
         except OSError as error:
-            _unavailable("remove a corrupt entry from", path, error)
+            unavailable("remove a corrupt entry from", path, error)
         return None
     return payload
 
@@ -93,4 +94,4 @@ def store(key, payload):
                 os.unlink(temporary)
         if not isinstance(error, OSError):
             raise
-        _unavailable("write", path, error)
+        unavailable("write", path, error)

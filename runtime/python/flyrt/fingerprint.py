@@ -47,7 +47,7 @@ def fingerprint(value, _seen=None):
         return f"{type(value).__name__}:{value!r}"
     if isinstance(value, types.FunctionType):
         seen.add(id(value))
-        cells = [fingerprint(c.cell_contents, seen) if _filled(c) else "<empty>" for c in value.__closure__ or ()]
+        cells = [fingerprint(c.cell_contents, seen) if filled(c) else "<empty>" for c in value.__closure__ or ()]
         return "fn(" + "|".join([
             _code(value.__code__),
             fingerprint(value.__defaults__, seen),
@@ -86,7 +86,8 @@ def fingerprint(value, _seen=None):
     return f"{type(value).__qualname__}@{id(value):x}"
 
 
-def _filled(cell):
+def filled(cell):
+    """Whether a closure cell holds a value yet."""
     try:
         cell.cell_contents
         return True

@@ -13,7 +13,8 @@ import weakref
 from collections import namedtuple
 
 
-from . import _core, block, compile_log, disk_cache, dtypes, factories, invalidation, specialization, targets, tensor
+from . import (_core, block, compile_log, disk_cache, dtypes, factories, invalidation, specialization, targets, tensor,
+               warm_start)
 from ._version import __version__
 from .drivers import cpu as cpu_driver
 from .drivers import cuda as cuda_driver
@@ -309,20 +310,29 @@ class JitFunction(_core.Dispatcher):
                     (time.perf_counter() - start) * 1e3, "reused"))
                 return earlier.artifact, False
         stale = next((r.last_reason for r in reversed(history) if r.last_reason), None)
-        trace, host_name, written = self._trace(specs, bound, target)
-        ir_text = str(trace.module)
-        self.last_ir = ir_text  # for inspection: what the latest compile traced
-        digest = hashlib.sha256(f"{_compiler_id(target)}\n{ir_text}".encode()).hexdigest()
         use_disk = disk_cache.enabled()
-        payload = disk_cache.load(digest) if use_disk else None
-        compiled = payload is None
-        if compiled:
-            payload, _ = trace.module.compile(target)
-            if use_disk:
-                disk_cache.store(digest, payload)
+        warm, unremembered = warm_start.index(self, key, _compiler_id(target)) if use_disk else (None, None)
+        found = warm_start.lookup(self, warm) if warm else None
+        if found is not None:  # nothing traced: what it depends on comes from the manifest
+            entry, recorder = found
+            payload, host_name, written = disk_cache.load(entry["object"]), entry["host"], entry["written"]
+            outcome = "disk cache, no trace"
+        if found is None or payload is None:
+            trace, host_name, written = self._trace(specs, bound, target)
+            recorder, ir_text = trace.recorder, str(trace.module)
+            self.last_ir = ir_text  # for inspection: what the latest compile traced
+            digest = hashlib.sha256(f"{_compiler_id(target)}\n{ir_text}".encode()).hexdigest()
+            payload = disk_cache.load(digest) if use_disk else None
+            outcome = "compiled" if payload is None else "disk cache"
+            if payload is None:
+                payload, _ = trace.module.compile(target)
+                if use_disk:
+                    disk_cache.store(digest, payload)
+            if warm:
+                unremembered = warm_start.remember(self, warm, recorder, digest, host_name, written)
         artifact = _core.load_artifact(payload, host_name, target, device)
         artifact.written_params = written
-        record = DependencyRecord(trace.recorder, self.__qualname__)
+        record = DependencyRecord(recorder, self.__qualname__)
         record.artifact, artifact.record, artifact.guard = artifact, record, record.guard
         history.append(record)
         del history[: -self._HISTORY]
@@ -331,11 +341,12 @@ class JitFunction(_core.Dispatcher):
             reason = "recompiled: " + "; ".join(stale)
         else:
             reason = "first call" if info.size == 0 and info.misses == 1 else "new specialization"
+        if unremembered:
+            reason += f"; not kept for warm starts: {unremembered}"
         compile_log.record(compile_log.CompileRecord(
-            self.__qualname__, described, reason, (time.perf_counter() - start) * 1e3,
-            "compiled" if compiled else "disk cache"))
-        self._replaced_by("compiled" if compiled else "disk cache", where)
-        return artifact, compiled
+            self.__qualname__, described, reason, (time.perf_counter() - start) * 1e3, outcome))
+        self._replaced_by("compiled" if outcome == "compiled" else "disk cache", where)
+        return artifact, outcome == "compiled"
 
     def device_kernels(self):
         """What this launcher's cached artifacts hold on GPUs: per loaded

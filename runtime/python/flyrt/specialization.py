@@ -51,6 +51,16 @@ class StreamSpec:
         return "Stream"
 
 
+def portable(key):
+    """Whether another process can build the same key: no Constexpr known by identity."""
+    pos = PREFIX
+    while pos < len(key):
+        if key[pos] not in _KEY_WIDTH or key[pos] == CONST_OBJECT:
+            return False
+        pos += _KEY_WIDTH[key[pos]]
+    return True
+
+
 def decode(key, bound_args):
     """One spec per parameter, from the key and the call's bound arguments.
     The key starts with the compile mode (bounds checks, read by the tracer

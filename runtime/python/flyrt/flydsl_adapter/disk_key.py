@@ -15,112 +15,11 @@ known only by identity) is not written to disk at all.
 """
 
 import contextlib
-import hashlib
 import json
-import re
-import sys
 import time
-import types
 import warnings
 
-from ..dependencies import MISSING, Recorder
-from ..fingerprint import fingerprint
-
-_IDENTITY = re.compile(r"@[0-9a-f]{6,}")
-
-
-def portable_fingerprint(value):
-    """A fingerprint another process computes the same, or None."""
-    if isinstance(value, types.ModuleType):
-        return f"module:{value.__name__}"
-    if isinstance(value, (type, types.BuiltinFunctionType)):
-        module = getattr(value, "__module__", None)
-        if module is None or sys.modules.get(module) is None or "<locals>" in value.__qualname__:
-            return None
-        return f"named:{module}.{value.__qualname__}"
-    printed = fingerprint(value)
-    return None if _IDENTITY.search(printed) else printed
-
-
-def _where(binding):
-    owner = binding.owner
-    if isinstance(owner, type):
-        if "<locals>" in owner.__qualname__:
-            return None
-        return ["class", owner.__module__, owner.__qualname__]
-    module = sys.modules.get(binding.namespace.get("__name__"))
-    if module is None or module.__dict__ is not binding.namespace:
-        return None  # an object's instance dict: known only by identity
-    return ["module", module.__name__]
-
-
-def _namespace(where):
-    """(owner to watch, namespace to read) for a manifest's `where`, or (None, None)."""
-    module = sys.modules.get(where[1])
-    if module is None:
-        return None, None
-    if where[0] == "module":
-        return module.__dict__, module.__dict__
-    owner = module
-    for part in where[2].split("."):
-        owner = getattr(owner, part, None)
-    return (owner, owner.__dict__) if isinstance(owner, type) else (None, None)
-
-
-def describe(recorder):
-    """The manifest of one trace's dependencies, or None if one is not portable:
-    [kind, where, name, fingerprint] for each binding read and function run."""
-    if recorder.buffers:
-        return None  # buffers are known only by identity
-    specs = []
-    for binding in recorder.bindings.values():
-        specs.append(["binding", _where(binding), binding.name, portable_fingerprint(binding.value)])
-    for function, _ in recorder.functions.values():
-        # Another process cannot look a nested function up by name: such an artifact is not written.
-        where = None if "<locals>" in function.__qualname__ else ["module", function.__module__]
-        specs.append(["function", where, function.__qualname__, portable_fingerprint(function)])
-    if any(where is None or printed is None for _, where, _, printed in specs):
-        return None
-    return sorted(specs)
-
-
-def _current(kind, where, name):
-    _, namespace = _namespace(where)
-    if namespace is None:
-        return MISSING
-    if kind == "binding":
-        return namespace.get(name, MISSING)
-    value = namespace.get(name.split(".")[0], MISSING)
-    for part in name.split(".")[1:]:
-        value = getattr(value, part, MISSING)
-    return getattr(value, "__wrapped__", value)  # a factory: the function its lru_cache wraps
-
-
-def _holds(specs):
-    """Every dependency in `specs` has, in this process, the fingerprint it had then."""
-    for kind, where, name, printed in specs:
-        value = _current(kind, where, name)
-        if value is MISSING or portable_fingerprint(value) != printed:
-            return False
-    return True
-
-
-def recorder_from(specs):
-    """The dependencies a manifest names, as they are in this process (they hold)."""
-    recorder = Recorder()
-    for kind, where, name, _ in specs:
-        value = _current(kind, where, name)
-        if kind == "binding":
-            owner, namespace = _namespace(where)
-            recorder.read(owner, namespace, name, value)
-        else:
-            recorder.function(value)
-    return recorder
-
-
-def _digest(specs):
-    return hashlib.sha256(json.dumps(specs).encode()).hexdigest()[:16]
-
+from ..manifests import describe, digest, holds, recorder_from
 
 def manager_class(jit_cache_manager):
     class FoldedCacheManager(jit_cache_manager):
@@ -150,7 +49,7 @@ def manager_class(jit_cache_manager):
         def get(self, cache_key):
             for manifest in reversed(self._manifests(cache_key)):
                 specs = manifest.get("deps", [])
-                if not _holds(specs):
+                if not holds(specs):
                     continue
                 start = time.perf_counter()
                 value = super().get(f"{cache_key}|flyrt-deps={manifest.get('digest')}")
@@ -176,12 +75,12 @@ def manager_class(jit_cache_manager):
             specs = describe(trace) if trace is not None else None
             if specs is None:
                 return
-            digest = _digest(specs)
-            folded = f"{cache_key}|flyrt-deps={digest}"
+            key_digest = digest(specs)
+            folded = f"{cache_key}|flyrt-deps={key_digest}"
             self._write_cache_file(self._cache_file(folded), value)
             self.memory_cache[folded] = value
-            manifests = [m for m in self._manifests(cache_key) if m.get("digest") != digest]
-            manifests.append({"digest": digest, "deps": specs})
+            manifests = [m for m in self._manifests(cache_key) if m.get("digest") != key_digest]
+            manifests.append({"digest": key_digest, "deps": specs})
             temporary = self._manifest_file(cache_key).with_suffix(".tmp")
             temporary.write_text(json.dumps(manifests))
             temporary.replace(self._manifest_file(cache_key))

@@ -1,0 +1,121 @@
+"""Dependency manifests: what a trace read, written so another process can
+check it. A manifest names each binding read and function run by where it
+lives (module, or class in a module), its name and a fingerprint another
+process computes the same; a trace that read something known only by
+identity (an object's instance dict, a nested function, a buffer) has no
+manifest. Disk entries keyed by such manifests (flyrt's warm start, the
+FlyDSL adapter's disk keys) are served only while every dependency still has
+its fingerprint, and the guard of what is loaded is built from them.
+"""
+
+import hashlib
+import json
+import re
+import sys
+import types
+
+from .dependencies import MISSING, Recorder
+from .fingerprint import fingerprint
+
+_IDENTITY = re.compile(r"@[0-9a-f]{6,}")
+
+
+def portable(printed):
+    """Whether a fingerprint names no object by its identity."""
+    return not _IDENTITY.search(printed)
+
+
+def portable_fingerprint(value):
+    """A fingerprint another process computes the same, or None."""
+    if isinstance(value, types.ModuleType):
+        return f"module:{value.__name__}"
+    if isinstance(value, (type, types.BuiltinFunctionType)):
+        module = getattr(value, "__module__", None)
+        if module is None or sys.modules.get(module) is None or "<locals>" in value.__qualname__:
+            return None
+        return f"named:{module}.{value.__qualname__}"
+    printed = fingerprint(value)
+    return printed if portable(printed) else None
+
+
+def _where(binding):
+    owner = binding.owner
+    if isinstance(owner, type):
+        if "<locals>" in owner.__qualname__:
+            return None
+        return ["class", owner.__module__, owner.__qualname__]
+    module = sys.modules.get(binding.namespace.get("__name__"))
+    if module is None or module.__dict__ is not binding.namespace:
+        return None  # an object's instance dict: known only by identity
+    return ["module", module.__name__]
+
+
+def _namespace(where):
+    """(owner to watch, namespace to read) for a manifest's `where`, or (None, None)."""
+    module = sys.modules.get(where[1])
+    if module is None:
+        return None, None
+    if where[0] == "module":
+        return module.__dict__, module.__dict__
+    owner = module
+    for part in where[2].split("."):
+        owner = getattr(owner, part, None)
+    return (owner, owner.__dict__) if isinstance(owner, type) else (None, None)
+
+
+def describe(recorder, covered=()):
+    """The manifest of one trace's dependencies, or None if one is not portable:
+    [kind, where, name, fingerprint] for each binding read and function run
+    (but the functions in `covered`, which the caller's key already names)."""
+    if recorder.buffers:
+        return None  # buffers are known only by identity
+    specs = []
+    for binding in recorder.bindings.values():
+        specs.append(["binding", _where(binding), binding.name, portable_fingerprint(binding.value)])
+    for function, _ in recorder.functions.values():
+        if id(function) in covered:
+            continue
+        # Another process cannot look a nested function up by name: such an artifact is not written.
+        where = None if "<locals>" in function.__qualname__ else ["module", function.__module__]
+        specs.append(["function", where, function.__qualname__, portable_fingerprint(function)])
+    if any(where is None or printed is None for _, where, _, printed in specs):
+        return None
+    return sorted(specs)
+
+
+def _current(kind, where, name):
+    _, namespace = _namespace(where)
+    if namespace is None:
+        return MISSING
+    if kind == "binding":
+        return namespace.get(name, MISSING)
+    value = namespace.get(name.split(".")[0], MISSING)
+    for part in name.split(".")[1:]:
+        value = getattr(value, part, MISSING)
+    return getattr(value, "__wrapped__", value)  # a factory: the function its lru_cache wraps
+
+
+def holds(specs):
+    """Every dependency in `specs` has, in this process, the fingerprint it had then."""
+    for kind, where, name, printed in specs:
+        value = _current(kind, where, name)
+        if value is MISSING or portable_fingerprint(value) != printed:
+            return False
+    return True
+
+
+def recorder_from(specs):
+    """The dependencies a manifest names, as they are in this process (they hold)."""
+    recorder = Recorder()
+    for kind, where, name, _ in specs:
+        value = _current(kind, where, name)
+        if kind == "binding":
+            owner, namespace = _namespace(where)
+            recorder.read(owner, namespace, name, value)
+        else:
+            recorder.function(value)
+    return recorder
+
+
+def digest(specs):
+    return hashlib.sha256(json.dumps(specs).encode()).hexdigest()[:16]

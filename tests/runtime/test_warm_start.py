@@ -1,0 +1,169 @@
+"""Warm start: a new process gets a launcher's artifact from the disk cache
+without tracing it, only while everything the trace read is unchanged."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+HELPERS = """
+SCALE = 2.0
+
+def helper(v):
+    return v * SCALE
+"""
+
+KERNELS = """
+import flyrt.compiler as flyc
+import flyrt.expr as fx
+import helpers
+
+class Settings:
+    pass
+
+settings = Settings()
+settings.shift = 1.0
+
+@flyc.kernel
+def _scale(x: fx.Tensor, out: fx.Tensor):
+    i = fx.thread_idx.x
+    out[i] = helpers.helper(x[i])
+
+@flyc.jit
+def scale(x: fx.Tensor, out: fx.Tensor):
+    _scale(x, out).launch(block=(x.shape[0],))
+
+@flyc.kernel
+def _shifted(x: fx.Tensor, out: fx.Tensor):
+    i = fx.thread_idx.x
+    out[i] = x[i] + settings.shift  # an object's attribute: known only by identity
+
+@flyc.jit
+def shifted(x: fx.Tensor, out: fx.Tensor):
+    _shifted(x, out).launch(block=(x.shape[0],))
+
+def make(offset):
+    @flyc.kernel
+    def _add(x: fx.Tensor, out: fx.Tensor):
+        i = fx.thread_idx.x
+        out[i] = helpers.helper(x[i]) + offset
+
+    @flyc.jit
+    def add(x: fx.Tensor, out: fx.Tensor):
+        _add(x, out).launch(block=(x.shape[0],))
+    return add
+"""
+
+PROGRAM = """
+import sys, warnings
+import numpy as np
+import flyrt.compiler as flyc
+import kernels
+
+launcher = {"scale": kernels.scale, "shifted": kernels.shifted, "made": kernels.make(10.0)}[sys.argv[1]]
+x, out = np.arange(4, dtype=np.float32), np.zeros(4, np.float32)
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    launcher(x, out)
+record = flyc.compile_log()[-1]
+print(out.tolist())
+print(record.source)
+print(record.reason)
+print(*[str(w.message) for w in caught], sep="\\n")
+"""
+
+
+def setup(tmp_path):
+    for name, text in (("helpers.py", HELPERS), ("kernels.py", KERNELS), ("program.py", PROGRAM)):
+        (tmp_path / name).write_text(textwrap.dedent(text))
+
+
+def run(tmp_path, which="scale"):
+    """(result, compile source, reason, warnings) of one fresh process."""
+    env = dict(os.environ, FLYDSL_RUNTIME_ENABLE_CACHE="1", FLYDSL_RUNTIME_CACHE_DIR=str(tmp_path / "cache"),
+               PYTHONPATH=str(tmp_path), PYTHONDONTWRITEBYTECODE="1")
+    done = subprocess.run([sys.executable, str(tmp_path / "program.py"), which], env=env, capture_output=True,
+                          text=True, check=True, cwd=tmp_path)
+    result, source, reason, *said = done.stdout.splitlines()
+    return json.loads(result), source, reason, said
+
+
+def manifests(tmp_path):
+    return sorted((tmp_path / "cache" / "warm").rglob("*.json"))
+
+
+def test_a_new_process_loads_without_tracing_until_a_helper_file_changes(tmp_path):
+    setup(tmp_path)
+    assert run(tmp_path)[:2] == ([0.0, 2.0, 4.0, 6.0], "compiled")
+    assert run(tmp_path)[:2] == ([0.0, 2.0, 4.0, 6.0], "disk cache, no trace")
+    original = (tmp_path / "helpers.py").read_text()
+    (tmp_path / "helpers.py").write_text(original.replace("v * SCALE", "v * SCALE + 100.0"))
+    assert run(tmp_path)[:2] == ([100.0, 102.0, 104.0, 106.0], "compiled")  # never the old artifact
+    (tmp_path / "helpers.py").write_text(original.replace("SCALE = 2.0", "SCALE = 3.0"))
+    assert run(tmp_path)[:2] == ([0.0, 3.0, 6.0, 9.0], "compiled")  # a constant it read changed
+    (tmp_path / "helpers.py").write_text(original)
+    assert run(tmp_path)[:2] == ([0.0, 2.0, 4.0, 6.0], "disk cache, no trace")  # A -> B -> C -> A
+    assert len(manifests(tmp_path)) == 1  # one launcher and specialization: its versions in one manifest
+
+
+def test_a_launcher_a_factory_made_starts_warm(tmp_path):
+    setup(tmp_path)
+    assert run(tmp_path, "made")[:2] == ([10.0, 12.0, 14.0, 16.0], "compiled")
+    assert run(tmp_path, "made")[:2] == ([10.0, 12.0, 14.0, 16.0], "disk cache, no trace")
+    (tmp_path / "kernels.py").write_text(textwrap.dedent(KERNELS).replace("+ offset", "- offset"))
+    assert run(tmp_path, "made")[:2] == ([-10.0, -8.0, -6.0, -4.0], "compiled")  # the factory's code changed
+
+
+def test_a_trace_that_read_an_object_is_not_kept_and_says_why(tmp_path):
+    setup(tmp_path)
+    result, source, reason, _ = run(tmp_path, "shifted")
+    assert (result, source) == ([1.0, 2.0, 3.0, 4.0], "compiled")
+    assert "not kept for warm starts: it read something known only by identity" in reason
+    assert run(tmp_path, "shifted")[1] == "disk cache"  # traced again; the object file is still shared
+
+
+def test_a_corrupt_manifest_is_rebuilt_with_one_warning(tmp_path):
+    setup(tmp_path)
+    run(tmp_path)
+    (manifest,) = manifests(tmp_path)
+    manifest.write_text("{ not json")
+    result, source, _, said = run(tmp_path)
+    assert (result, source) == ([0.0, 2.0, 4.0, 6.0], "disk cache")  # traced; the object found by its IR
+    assert len(said) == 1 and "unreadable warm-start manifest" in said[0]
+    assert run(tmp_path)[1] == "disk cache, no trace"  # rewritten
+
+
+def test_processes_racing_on_one_manifest_all_succeed(tmp_path):
+    setup(tmp_path)
+    env = dict(os.environ, FLYDSL_RUNTIME_ENABLE_CACHE="1", FLYDSL_RUNTIME_CACHE_DIR=str(tmp_path / "cache"),
+               PYTHONPATH=str(tmp_path), PYTHONDONTWRITEBYTECODE="1")
+    procs = [subprocess.Popen([sys.executable, str(tmp_path / "program.py"), "scale"], env=env, cwd=tmp_path,
+                              stdout=subprocess.PIPE, text=True) for _ in range(4)]
+    outputs = [p.communicate()[0].splitlines() for p in procs]
+    assert all(p.returncode == 0 for p in procs)
+    assert all(json.loads(out[0]) == [0.0, 2.0, 4.0, 6.0] for out in outputs)
+    assert not list(Path(tmp_path).rglob(".tmp-*"))
+    assert run(tmp_path)[1] == "disk cache, no trace"
+
+
+def test_an_artifact_loaded_without_a_trace_is_guarded_like_a_traced_one(tmp_path):
+    setup(tmp_path)
+    (tmp_path / "rebind.py").write_text(textwrap.dedent("""
+        import numpy as np
+        import flyrt.compiler as flyc
+        import helpers, kernels
+        x, out = np.arange(4, dtype=np.float32), np.zeros(4, np.float32)
+        kernels.scale(x, out)
+        print(flyc.compile_log()[-1].source, out.tolist())
+        helpers.helper = lambda v: v - 1.0  # rebound after the warm start
+        kernels.scale(x, out)
+        print(flyc.compile_log()[-1].source, out.tolist())
+    """))
+    run(tmp_path)
+    env = dict(os.environ, FLYDSL_RUNTIME_ENABLE_CACHE="1", FLYDSL_RUNTIME_CACHE_DIR=str(tmp_path / "cache"),
+               PYTHONPATH=str(tmp_path))
+    lines = subprocess.run([sys.executable, str(tmp_path / "rebind.py")], env=env, capture_output=True, text=True,
+                           check=True, cwd=tmp_path).stdout.splitlines()
+    assert lines == ["disk cache, no trace [0.0, 2.0, 4.0, 6.0]", "compiled [-1.0, 0.0, 1.0, 2.0]"]
