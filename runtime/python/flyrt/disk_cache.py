@@ -7,7 +7,8 @@ renamed into place) and every entry carries a checksum of its payload; a
 corrupt or truncated entry is reported, removed and rebuilt. A cache that
 cannot be read or written (a read-only or missing directory, a full disk, an
 entry gone mid-read) never fails a launch: the code runs from memory and one
-warning per problem says why.
+warning per problem says why. Who may have written an entry (a loaded entry
+runs as code) and signed entries: cache_trust.py.
 """
 
 import contextlib
@@ -15,6 +16,8 @@ import hashlib
 import os
 import tempfile
 import warnings
+
+from . import cache_trust
 
 _MAGIC = b"FLYRT-OBJ-1\n"
 _DIGEST = hashlib.sha256().digest_size
@@ -54,10 +57,14 @@ def _path(key):
 
 
 def load(key):
-    """The payload stored under `key`, or None (absent or corrupt)."""
+    """The payload stored under `key`, or None (absent, corrupt or not trusted)."""
+    if not cache_trust.directory_usable(directory()):
+        return None
     path = _path(key)
     try:
         with open(path, "rb") as f:
+            if not cache_trust.entry_usable(path, os.fstat(f.fileno())):
+                return None
             data = f.read()
     except FileNotFoundError:
         return None
@@ -66,8 +73,13 @@ def load(key):
         return None
     header = len(_MAGIC) + _DIGEST
     payload = data[header:]
-    if data[: len(_MAGIC)] != _MAGIC or hashlib.sha256(payload).digest() != data[len(_MAGIC) : header]:
-        warnings.warn(f"flyrt: corrupt cache entry {path} removed; recompiling", CorruptEntryWarning, stacklevel=2)
+    if data[: len(_MAGIC)] != _MAGIC or not cache_trust.sealed(payload, data[len(_MAGIC) : header]):
+        if cache_trust.key() is not None:
+            warnings.warn(f"flyrt: cache entry {path} failed its signature check (tampered, unsigned or signed with "
+                          "another key); removed, recompiling", cache_trust.UntrustedCacheWarning, stacklevel=2)
+        else:
+            warnings.warn(f"flyrt: corrupt cache entry {path} removed; recompiling", CorruptEntryWarning,
+                          stacklevel=2)
         try:
             os.remove(path)
         except FileNotFoundError:
@@ -80,13 +92,15 @@ def load(key):
 
 def store(key, payload):
     """Stores `payload` under `key`; a failure is a warning, never an error."""
+    if not cache_trust.directory_usable(directory()):
+        return
     path = _path(key)
     temporary = None
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         fd, temporary = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-")
         with os.fdopen(fd, "wb") as f:
-            f.write(_MAGIC + hashlib.sha256(payload).digest() + payload)
+            f.write(_MAGIC + cache_trust.seal(payload) + payload)
         os.replace(temporary, path)
     except BaseException as error:  # an interrupt too: no temporary file left behind
         if temporary is not None:

@@ -22,7 +22,7 @@ import tempfile
 import types
 import warnings
 
-from . import disk_cache, manifests, specialization
+from . import cache_trust, disk_cache, manifests, specialization
 from .fingerprint import filled, fingerprint
 
 _KEPT = 8  # versions per launcher and specialization (A -> B -> A across processes)
@@ -60,14 +60,21 @@ def _path(name):
 
 
 def _entries(name, warn=True):
-    """The versions stored for `name`; an unreadable manifest is said once,
-    by the lookup (warn), and replaced by the next compile's."""
+    """The versions stored for `name`; an unreadable or untrusted manifest is
+    said once, by the lookup (warn), and replaced by the next compile's."""
     path = _path(name)
+    if not cache_trust.directory_usable(disk_cache.directory()):
+        return []
     try:
         with open(path, encoding="utf-8") as f:
-            entries = json.load(f)["entries"]
+            if not cache_trust.entry_usable(path, os.fstat(f.fileno())):
+                return []
+            stored = json.load(f)
+        entries = stored["entries"]
         if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
             raise ValueError("not a list of entries")
+        if not cache_trust.sealed(_canonical(entries), bytes.fromhex(stored["seal"])):
+            raise ValueError("its seal does not match its entries: tampered, unsigned or signed with another key")
         return entries
     except FileNotFoundError:
         return []
@@ -80,6 +87,10 @@ def _entries(name, warn=True):
             warnings.warn(f"flyrt: unreadable warm-start manifest {path} ({error}); not used, and rewritten by the "
                           "next compile", disk_cache.CorruptEntryWarning, stacklevel=3)
         return []
+
+
+def _canonical(entries):
+    return json.dumps(entries, sort_keys=True).encode()
 
 
 def lookup(launcher, name):
@@ -113,12 +124,15 @@ def remember(launcher, name, recorder, obj, host_name, written):
     entries = [e for e in _entries(name, warn=False) if e.get("deps") != specs]
     entries.append({"deps": specs, "object": obj, "host": host_name, "written": written})
     path = _path(name)
+    if not cache_trust.directory_usable(disk_cache.directory()):
+        return "the disk cache's directory is not trusted"
     temporary = None
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         fd, temporary = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-")
         with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump({"entries": entries[-_KEPT:]}, f)
+            kept = entries[-_KEPT:]
+            json.dump({"entries": kept, "seal": cache_trust.seal(_canonical(kept)).hex()}, f)
         os.replace(temporary, path)
     except OSError as error:
         if temporary is not None:
