@@ -43,3 +43,23 @@ def test_bounds_off_is_the_fast_mode_and_status_says_which(kernel):
     assert "bounds checks: on" in kernel.stdout(kernel.execute("%flydsl status")[1])
     reply, outputs = kernel.execute("%flydsl bounds maybe")
     assert reply["status"] == "error" and "%flydsl bounds on|off" in reply["evalue"]
+
+
+def test_flydsl_cache_shows_and_clears_the_disk_cache(kernel, tmp_path):
+    cache = tmp_path / "cache"
+    setup = (f"import os\nos.environ['FLYDSL_RUNTIME_ENABLE_CACHE'] = '1'\n"
+             f"os.environ['FLYDSL_RUNTIME_CACHE_DIR'] = {str(cache)!r}\n")
+    assert kernel.execute(setup + KERNELS.replace("far_store", "cached_store").replace("copy_at", "cached_copy"))[0][
+        "status"] == "ok"
+    try:
+        assert value(kernel, "cached_copy(x, y, 0); float(y.sum())") == "2016.0"
+        reply, outputs = kernel.execute("%flydsl cache")
+        shown = kernel.displayed(outputs)
+        assert f"disk cache at {cache}: on; 1 entries" in shown and "1 misses" in shown, shown
+        reply, outputs = kernel.execute("%flydsl cache clear")
+        assert f"flyrt: cleared the disk cache at {cache}" in kernel.stdout(outputs)
+        assert ": on; 0 entries" in kernel.displayed(outputs)
+    finally:
+        kernel.execute("del os.environ['FLYDSL_RUNTIME_ENABLE_CACHE'], os.environ['FLYDSL_RUNTIME_CACHE_DIR']")
+    reply, _ = kernel.execute("%flydsl cache purge")
+    assert reply["status"] == "error" and "%flydsl cache [clear]" in reply["evalue"]

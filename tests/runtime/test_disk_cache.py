@@ -113,3 +113,21 @@ def test_a_cache_that_cannot_be_written_or_read_never_fails_a_launch(tmp_path):
     compiles, misses, corrupt, said = run(tmp_path, limits=lambda: None)
     assert (compiles, misses, corrupt) == (1, 1, 0)
     assert any("cannot read the disk cache" in line for line in said)
+
+
+def test_the_size_cap_evicts_the_least_recently_used_first(tmp_path, monkeypatch):
+    from flyrt import disk_cache
+
+    monkeypatch.setenv("FLYDSL_RUNTIME_CACHE_DIR", str(tmp_path / "cache"))
+    keys = [f"{c}" * 64 for c in "abcd"]
+    for age, key in enumerate(keys[:3]):
+        disk_cache.store(key, bytes(1000))
+        os.utime(disk_cache._path(key), (1000 + age, 1000 + age))  # a oldest, then b, then c
+    assert disk_cache.load(keys[0]) == bytes(1000)  # a used again: now the most recent
+    monkeypatch.setenv("FLYDSL_RUNTIME_CACHE_MAX_BYTES", "2500")
+    disk_cache.store(keys[3], bytes(1000))  # over the cap: b and c go, oldest first, down to 9/10 of it
+    assert [disk_cache.load(k) is not None for k in keys] == [True, False, False, True]
+    info = disk_cache.stats()
+    assert (info.entries, info.max_bytes) == (2, 2500) and info.bytes <= 2250
+    disk_cache.clear()
+    assert disk_cache.stats().entries == 0 and disk_cache.load(keys[0]) is None

@@ -16,7 +16,8 @@ try:
 except ValueError as problem:
     raise ImportError(f"FLYDSL_TARGET={os.environ['FLYDSL_TARGET']!r}: {problem}") from None
 
-__all__ = ["__version__", "bounds_checks", "set_bounds_checks", "set_target", "synchronize"]
+__all__ = ["__version__", "bounds_checks", "clear_disk_cache", "disk_cache_info", "set_bounds_checks", "set_target",
+           "synchronize"]
 
 
 def set_bounds_checks(on):
@@ -24,6 +25,21 @@ def set_bounds_checks(on):
     not (False: fast mode), over FLYDSL_DEBUG_BOUNDS, which programs this one
     starts keep reading as they were given it; None: as it says again."""
     _core.set_bounds_checks(-1 if on is None else int(bool(on)))
+
+
+def disk_cache_info():
+    """The disk cache: directory, whether on, entries, bytes, the cap, and this
+    process's hits and misses (``%flydsl cache`` shows it)."""
+    from . import disk_cache
+
+    return disk_cache.stats()
+
+
+def clear_disk_cache():
+    """Removes every compiled object and warm-start manifest from the disk cache."""
+    from . import disk_cache
+
+    disk_cache.clear()
 
 
 def bounds_checks():

@@ -9,6 +9,13 @@ cannot be read or written (a read-only or missing directory, a full disk, an
 entry gone mid-read) never fails a launch: the code runs from memory and one
 warning per problem says why. Who may have written an entry (a loaded entry
 runs as code) and signed entries: cache_trust.py.
+
+Bounded: FLYDSL_RUNTIME_CACHE_MAX_BYTES (default 4 GiB; K, M, G suffixes)
+caps the directory, least recently used entries first out. A load touches
+its entry's modification time, so recency is shared by every process using
+the directory; a store that takes the cache past its cap removes the oldest
+entries until it is back under nine tenths of it (a reader whose entry went
+meanwhile just misses).
 """
 
 import contextlib
@@ -16,6 +23,7 @@ import hashlib
 import os
 import tempfile
 import warnings
+from collections import namedtuple
 
 from . import cache_trust
 
@@ -25,6 +33,22 @@ _DIGEST = hashlib.sha256().digest_size
 
 def enabled():
     return os.environ.get("FLYDSL_RUNTIME_ENABLE_CACHE", "0").lower() in ("1", "true", "yes", "on")
+
+
+_DEFAULT_MAX_BYTES = 4 << 30
+_SUFFIXES = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+_counts = {"hits": 0, "misses": 0}  # this process's lookups
+
+
+def max_bytes():
+    text = os.environ.get("FLYDSL_RUNTIME_CACHE_MAX_BYTES", "").strip().upper().removesuffix("B")
+    if not text:
+        return _DEFAULT_MAX_BYTES
+    try:
+        return int(float(text[:-1]) * _SUFFIXES[text[-1]]) if text[-1] in _SUFFIXES else int(text)
+    except ValueError:
+        warnings.warn(f"flyrt: FLYDSL_RUNTIME_CACHE_MAX_BYTES={text!r} is not a size; using 4 GiB", stacklevel=2)
+        return _DEFAULT_MAX_BYTES
 
 
 def directory():
@@ -58,6 +82,12 @@ def _path(key):
 
 def load(key):
     """The payload stored under `key`, or None (absent, corrupt or not trusted)."""
+    payload = _read(key)
+    _counts["hits" if payload is not None else "misses"] += 1
+    return payload
+
+
+def _read(key):
     if not cache_trust.directory_usable(directory()):
         return None
     path = _path(key)
@@ -66,6 +96,7 @@ def load(key):
             if not cache_trust.entry_usable(path, os.fstat(f.fileno())):
                 return None
             data = f.read()
+        touch(path)
     except FileNotFoundError:
         return None
     except OSError as error:
@@ -102,6 +133,8 @@ def store(key, payload):
         with os.fdopen(fd, "wb") as f:
             f.write(_MAGIC + cache_trust.seal(payload) + payload)
         os.replace(temporary, path)
+        temporary = None
+        _bound(max_bytes())
     except BaseException as error:  # an interrupt too: no temporary file left behind
         if temporary is not None:
             with contextlib.suppress(OSError):
@@ -109,3 +142,54 @@ def store(key, payload):
         if not isinstance(error, OSError):
             raise
         unavailable("write", path, error)
+
+
+def touch(path):
+    """Marks `path` recently used, for every process's eviction order (a
+    read-only shared cache keeps its order)."""
+    with contextlib.suppress(OSError):
+        os.utime(path)
+
+
+def _files():
+    """(mtime, bytes, path) of every entry and manifest in the cache."""
+    found = []
+    for folder, _, names in os.walk(directory()):
+        for name in names:
+            if name.endswith((".obj", ".json")):
+                path = os.path.join(folder, name)
+                with contextlib.suppress(OSError):
+                    info = os.stat(path)
+                    found.append((info.st_mtime, info.st_size, path))
+    return found
+
+
+def _bound(limit):
+    files = _files()
+    total = sum(size for _, size, _ in files)
+    if total <= limit:
+        return
+    for _, size, path in sorted(files):  # least recently used first
+        with contextlib.suppress(OSError):
+            os.remove(path)
+            total -= size
+        if total <= limit * 9 // 10:
+            return
+
+
+CacheStats = namedtuple("CacheStats", "directory enabled entries bytes max_bytes hits misses")
+
+
+def stats():
+    """The cache as this process sees it: where, whether on, what it holds, and
+    this process's hits and misses."""
+    files = _files()
+    return CacheStats(directory(), enabled(), sum(1 for *_, p in files if p.endswith(".obj")),
+                      sum(size for _, size, _ in files), max_bytes(), _counts["hits"], _counts["misses"])
+
+
+def clear():
+    """Removes every entry and manifest (another process's next lookup misses)."""
+    for _, _, path in _files():
+        with contextlib.suppress(OSError):
+            os.remove(path)

@@ -103,6 +103,7 @@ def lookup(launcher, name):
         recorder = manifests.recorder_from(specs)
         for function in _closure_functions(launcher.fn).values():
             recorder.function(function)
+        disk_cache.touch(_path(name))
         return entry, recorder
     return None
 

@@ -6,6 +6,8 @@
     %flydsl graph [launcher]  launchers -> kernels, helpers -> modules (SVG); evicted ones red, with why
     %flydsl clear             drop every compiled artifact and factory entry
     %flydsl autoreload on|off reload edited module files before each cell (default on)
+    %flydsl cache [clear]     the disk cache: directory, on or off, entries, size and cap, this
+                              process's hits and misses; `clear` removes every entry
     %flydsl bounds on|off     check every tensor access of kernels compiled from now on (the kernel's
                               default: an out-of-bounds index is an IndexError at its line), or not
                               (fast mode, for benchmarks: an out-of-bounds store may kill the kernel)
@@ -23,7 +25,7 @@ from IPython.core.magic import Magics, line_magic, magics_class
 from IPython.core.error import UsageError
 
 
-COMMANDS = ("status", "why", "graph", "clear", "autoreload", "bounds", "traceback", "drift")
+COMMANDS = ("status", "why", "graph", "clear", "autoreload", "cache", "bounds", "traceback", "drift")
 
 
 def _runtime():
@@ -142,6 +144,26 @@ class FlydslMagics(Magics):
             raise UsageError("%flydsl autoreload on|off")
         invalidation.set_autoreload(state == "on")
         print(f"flyrt: autoreload of edited modules is {state}")
+
+    def _cache(self, action=None):
+        from IPython.display import display
+        import flyrt
+        from flyrt.tables import Table
+
+        if action not in (None, "clear"):
+            raise UsageError("%flydsl cache [clear]")
+        if action == "clear":
+            flyrt.clear_disk_cache()
+            print(f"flyrt: cleared the disk cache at {flyrt.disk_cache_info().directory}")
+        info = flyrt.disk_cache_info()
+        lookups = info.hits + info.misses
+        rate = f"{100 * info.hits / lookups:.0f} %" if lookups else "-"
+        headers = ("directory", "state", "entries", "MiB", "cap MiB", "hits", "misses", "hit rate")
+        row = (info.directory, "on" if info.enabled else "off (FLYDSL_RUNTIME_ENABLE_CACHE)", info.entries,
+               f"{info.bytes / 2**20:.1f}", f"{info.max_bytes / 2**20:.0f}", info.hits, info.misses, rate)
+        text = (f"disk cache at {row[0]}: {row[1]}; {row[2]} entries, {row[3]} of {row[4]} MiB; "
+                f"this process: {row[5]} hits, {row[6]} misses ({row[7]})")
+        display(Table(headers, [row], text))
 
     def _bounds(self, state=None):
         import flyrt
