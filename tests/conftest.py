@@ -9,6 +9,9 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests"))
 os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
+# Tests count compiles: the disk cache (on by default) would hand a launcher
+# the artifact another test or an earlier run compiled. Its own tests turn it on.
+os.environ.setdefault("FLYDSL_RUNTIME_ENABLE_CACHE", "0")
 
 from kernel_session import KernelSession  # noqa: E402
 

@@ -11,11 +11,14 @@ timed to its end (a checked launch waits for the kernel's report).
     .venv/bin/python tests/bench/bench_bounds.py
 """
 
+import os
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
+
+os.environ.setdefault("FLYDSL_RUNTIME_ENABLE_CACHE", "0")  # cold compiles: no earlier run's code from disk
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "notebooks"))
 

@@ -27,6 +27,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
+os.environ.setdefault("FLYDSL_RUNTIME_ENABLE_CACHE", "0")  # cold compiles: no earlier run's code from disk
+
+
 # The driver keeps compiled PTX on disk: a first compile or an edit's
 # recompile must not find code an earlier run compiled (flyrt hands the
 # driver PTX; Triton hands it a cubin). Set before CUDA starts; inherited by

@@ -26,6 +26,9 @@ import tempfile
 import time
 from pathlib import Path
 
+os.environ.setdefault("FLYDSL_RUNTIME_ENABLE_CACHE", "0")  # cold compiles: no earlier run's code from disk
+
+
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))
 # The kernel inherits this: no edit's recompile finds code the driver compiled in an earlier run.

@@ -18,6 +18,8 @@ import time
 
 from jupyter_client.manager import KernelManager
 
+os.environ.setdefault("FLYDSL_RUNTIME_ENABLE_CACHE", "0")  # cold compiles: no earlier run's code from disk
+
 KERNELS = {"xflydsl": "xflydsl", "ipykernel": "python3", "xeus-python": "xpython"}
 
 

@@ -6,10 +6,13 @@ The program is tests/runtime/test_memory.py's, which asserts a bound on fewer cy
 """
 
 import json
+import os
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+os.environ.setdefault("FLYDSL_RUNTIME_ENABLE_CACHE", "0")  # cold compiles: no earlier run's code from disk
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "runtime"))
 from test_memory import SOAK  # noqa: E402

@@ -4,7 +4,9 @@ off (trace + LLVM), on but tracing first (the object found by its IR, as
 before warm starts: the manifests are removed before each such run), and
 warm (manifest checked, object loaded, no trace); each against the same
 process's second call, which is what preparing the arguments and launching
-cost. And what checking a manifest of 50 dependencies costs.
+cost. The same through the kernel: a new kernel (a restart) re-running the
+notebook's PA cell, request to reply. And what checking a manifest of 50
+dependencies costs.
 
     .venv/bin/python tests/bench/bench_warm_start.py
 """
@@ -20,6 +22,17 @@ import time
 from pathlib import Path
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
+sys.path.insert(0, str(NOTEBOOKS.parent / "tests"))
+
+from kernel_session import KernelSession  # noqa: E402
+
+PA_SETUP = f"""
+import sys
+sys.path.insert(0, {str(NOTEBOOKS)!r})
+import kernels.pa_decode_fp8 as pa
+from kernels.pa_reference import make_case
+case = make_case(num_seqs=16, num_q_heads=16, num_kv_heads=1, head_size=128, context_length=4096)
+"""
 
 FIRST_RESULT = textwrap.dedent("""
     import sys, time
@@ -41,6 +54,19 @@ def first_result(cache, enabled):
     out = subprocess.run([sys.executable, "-c", FIRST_RESULT, str(NOTEBOOKS)], env=env, capture_output=True,
                          text=True, check=True).stdout.split()
     return float(out[0]), float(out[1])
+
+
+def kernel_cell(cache, enabled):
+    """Seconds from the PA cell's request to its reply in a new kernel."""
+    os.environ.update(FLYDSL_RUNTIME_ENABLE_CACHE=enabled, FLYDSL_RUNTIME_CACHE_DIR=str(cache))
+    session = KernelSession()
+    try:
+        assert session.execute(PA_SETUP)[0]["status"] == "ok"
+        begin = time.perf_counter()
+        assert session.execute("pa.pa_decode_ps_launch(**case);")[0]["status"] == "ok"
+        return time.perf_counter() - begin
+    finally:
+        session.shutdown()
 
 
 def manifest_check_cost():
@@ -84,6 +110,14 @@ def main():
         first = statistics.median(s[0] for s in samples) * 1e3
         second = statistics.median(s[1] for s in samples) * 1e3
         print(f"  {label:<34} {first:>11.1f} {second:>12.1f} {first - second:>15.1f}")
+    cells = {"disk cache off": [], "disk cache on, after a restart (warm)": []}
+    kernel_cell(cache, "1")  # the manifests and objects a first kernel leaves
+    for _ in range(3):
+        cells["disk cache off"].append(kernel_cell(cache, "0"))
+        cells["disk cache on, after a restart (warm)"].append(kernel_cell(cache, "1"))
+    print("\nthrough the kernel: a new kernel re-running the PA cell, request -> reply; median of 3, ms")
+    for label, samples in cells.items():
+        print(f"  {label:<40} {statistics.median(samples) * 1e3:>8.1f}")
     print(f"\nchecking a manifest of 50 dependencies (25 helpers, 25 constants): {manifest_check_cost() * 1e6:.0f} us")
     shutil.rmtree(cache, ignore_errors=True)
 

@@ -1,7 +1,10 @@
 """Timing helpers the benchmarks share (they print; nothing here asserts on time)."""
 
+import os
 import statistics
 import time
+
+os.environ.setdefault("FLYDSL_RUNTIME_ENABLE_CACHE", "0")  # cold compiles: no earlier run's code from disk
 
 
 def per_call(fn, *args, calls=200_000, repeats=5):

@@ -2,9 +2,11 @@
 the same launchers on the CPU. Where no NVIDIA GPU (or no CUDA build of
 torch) answers, none of them is collected and one line says why."""
 
+import os
 import sys
 from pathlib import Path
 
+os.environ.setdefault("FLYDSL_RUNTIME_ENABLE_CACHE", "0")  # as tests/conftest.py: tests count compiles
 ROOT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(Path(__file__).parent), str(ROOT / "tests" / "runtime"), str(ROOT / "notebooks"),
                 str(ROOT / "tests")]

@@ -3,12 +3,14 @@ sm_90 and assembled by NVIDIA's ptxas (tests/runtime/ptxas.py), so a
 codegen regression of the NVIDIA target fails here, on machines without a
 GPU; a test's PTX that ptxas rejects fails that test."""
 
+import os
 import sys
 from pathlib import Path
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
+os.environ.setdefault("FLYDSL_RUNTIME_ENABLE_CACHE", "0")  # as tests/conftest.py (run alone: gpu_tests.sh)
 
 import ptxas  # noqa: E402
 

@@ -47,6 +47,8 @@ def run(cache_dir, enabled="1", limits=None):
     """(compiles, misses, corrupt-entry warnings) of one process; with `limits`, also its
     cache-unavailable warnings. `limits`: a function run in the child before it starts."""
     env = dict(os.environ, FLYDSL_RUNTIME_ENABLE_CACHE=enabled, FLYDSL_RUNTIME_CACHE_DIR=str(cache_dir / "cache"))
+    if enabled is None:  # the default
+        del env["FLYDSL_RUNTIME_ENABLE_CACHE"]
     done = subprocess.run([sys.executable, program(cache_dir)], env=env, capture_output=True, text=True, check=True,
                           preexec_fn=limits)
     counts, *unavailable = done.stdout.splitlines()
@@ -59,7 +61,7 @@ def entries(cache_dir):
 
 
 def test_second_process_loads_instead_of_compiling(tmp_path):
-    assert run(tmp_path) == (1, 1, 0)
+    assert run(tmp_path, enabled=None) == (1, 1, 0)  # on by default, as FlyDSL's
     assert len(entries(tmp_path)) == 1
     assert run(tmp_path) == (0, 1, 0)
     assert run(tmp_path, enabled="0") == (1, 1, 0)  # off: always compiles

@@ -1,4 +1,5 @@
-"""Compiled objects on disk, shared by processes (FLYDSL_RUNTIME_ENABLE_CACHE=1).
+"""Compiled objects on disk, shared by processes: on unless
+FLYDSL_RUNTIME_ENABLE_CACHE=0 (FlyDSL's variable, with FlyDSL's default).
 
 Content-addressed: an entry's name is the SHA-256 of what produced it (the
 module's IR text, the CPU target and the compiler build), so no process can be
@@ -32,7 +33,7 @@ _DIGEST = hashlib.sha256().digest_size
 
 
 def enabled():
-    return os.environ.get("FLYDSL_RUNTIME_ENABLE_CACHE", "0").lower() in ("1", "true", "yes", "on")
+    return os.environ.get("FLYDSL_RUNTIME_ENABLE_CACHE", "1").lower() not in ("0", "false", "no", "off")
 
 
 _DEFAULT_MAX_BYTES = 4 << 30
