@@ -14,8 +14,10 @@ TEST(BlockCost, UnknownUntilTimedThenPerBlockFromAnyWorkerCount)
     block_cost cost;
     int kernel = 0;
     EXPECT_EQ(cost.expected_ns(&kernel, 8), 0u);
+    EXPECT_FALSE(cost.known(&kernel));
     EXPECT_TRUE(cost.sample(&kernel)); // nothing known: time it
     cost.record(&kernel, 8, 1, 8ms);   // 8 blocks on the caller alone
+    EXPECT_TRUE(cost.known(&kernel));
     EXPECT_EQ(cost.expected_ns(&kernel, 8), 8'000'000u);
     EXPECT_EQ(cost.expected_ns(&kernel, 2), 2'000'000u);
     cost.record(&kernel, 8, 2, 2ms); // 8 blocks on two workers: 0.5 ms each

@@ -19,6 +19,8 @@ public:
     // The cost slot of the kernel whose blocks `kernel` runs.
     static block_cost& of(const void* kernel);
 
+    // Whether a launch of `kernel` was timed (and its slot not taken since).
+    bool known(const void* kernel) const { return m_kernel == kernel; }
     // Nanoseconds `blocks` blocks of `kernel` are expected to take, or 0 when unknown.
     std::uint64_t expected_ns(const void* kernel, std::uint64_t blocks) const;
 

@@ -291,9 +291,11 @@ extern "C" std::int32_t flyrt_cpu_launch(flyrt::launch::blocks_function fn,
     g_reported = false;
     const void* kernel = reinterpret_cast<const void*>(fn);
     block_cost& cost = block_cost::of(kernel);
-    const bool on_caller =
-        blocks == 1 || pool().size() == 0 ||
-        (blocks * threads < inline_threshold && cost.expected_ns(kernel, blocks) < pool_worthwhile_ns);
+    // A kernel not timed yet goes to the pool (and is timed there): its first
+    // launch follows a compile or a warm start, and may be heavy.
+    const bool on_caller = blocks == 1 || pool().size() == 0 ||
+                           (blocks * threads < inline_threshold && cost.known(kernel) &&
+                            cost.expected_ns(kernel, blocks) < pool_worthwhile_ns);
     const bool timed = blocks > 1 && pool().size() > 0 && cost.sample(kernel);
     const auto start = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
     bool finished = true;
