@@ -277,7 +277,8 @@ def test_disk_cache_entries_are_keyed_by_what_their_trace_read(tmp_path):
     (tmp_path / "disk_factory.py").write_text("import disk_helpers\n" + HEADER + FACTORY.replace(
         "C[i] = offset(scale(A[i]))", "C[i] = disk_helpers.scale(A[i])"))
     (tmp_path / "script.py").write_text(DISK_SCRIPT)
-    env = dict(os.environ, FLYDSL_RUNTIME_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=str(tmp_path),
+    env = dict(os.environ, FLYDSL_RUNTIME_CACHE_DIR=str(tmp_path / "cache"),
+               PYTHONPATH=os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")])),
                FLYDSL_RUNTIME_ENABLE_CACHE="1")
 
     def run(*args):

@@ -3,12 +3,11 @@ disk cache without tracing and runs it right; an edited helper file is
 never served the old image."""
 
 import json
-import os
 import subprocess
 import sys
 import textwrap
 
-from test_warm_start import setup
+from test_warm_start import child_env, setup
 
 PROGRAM = textwrap.dedent("""
     import torch
@@ -23,10 +22,8 @@ PROGRAM = textwrap.dedent("""
 
 
 def run(tmp_path):
-    env = dict(os.environ, FLYDSL_RUNTIME_ENABLE_CACHE="1", FLYDSL_RUNTIME_CACHE_DIR=str(tmp_path / "cache"),
-               PYTHONPATH=str(tmp_path))
-    out = subprocess.run([sys.executable, str(tmp_path / "gpu_program.py")], env=env, capture_output=True, text=True,
-                         check=True, cwd=tmp_path).stdout.splitlines()
+    out = subprocess.run([sys.executable, str(tmp_path / "gpu_program.py")], env=child_env(tmp_path),
+                         capture_output=True, text=True, check=True, cwd=tmp_path).stdout.splitlines()
     return json.loads(out[0]), out[1]
 
 

@@ -75,6 +75,14 @@ print(*[str(w.message) for w in caught], sep="\\n")
 """
 
 
+def child_env(tmp_path):
+    """The environment of a process using tmp_path's modules and cache (after
+    what PYTHONPATH already names: on the GPU machine, flyrt itself)."""
+    path = os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")]))
+    return dict(os.environ, FLYDSL_RUNTIME_ENABLE_CACHE="1", FLYDSL_RUNTIME_CACHE_DIR=str(tmp_path / "cache"),
+                PYTHONPATH=path, PYTHONDONTWRITEBYTECODE="1")
+
+
 def setup(tmp_path):
     for name, text in (("helpers.py", HELPERS), ("kernels.py", KERNELS), ("program.py", PROGRAM)):
         (tmp_path / name).write_text(textwrap.dedent(text))
@@ -82,8 +90,7 @@ def setup(tmp_path):
 
 def run(tmp_path, which="scale"):
     """(result, compile source, reason, warnings) of one fresh process."""
-    env = dict(os.environ, FLYDSL_RUNTIME_ENABLE_CACHE="1", FLYDSL_RUNTIME_CACHE_DIR=str(tmp_path / "cache"),
-               PYTHONPATH=str(tmp_path), PYTHONDONTWRITEBYTECODE="1")
+    env = child_env(tmp_path)
     done = subprocess.run([sys.executable, str(tmp_path / "program.py"), which], env=env, capture_output=True,
                           text=True, check=True, cwd=tmp_path)
     result, source, reason, *said = done.stdout.splitlines()
@@ -137,8 +144,7 @@ def test_a_corrupt_manifest_is_rebuilt_with_one_warning(tmp_path):
 
 def test_processes_racing_on_one_manifest_all_succeed(tmp_path):
     setup(tmp_path)
-    env = dict(os.environ, FLYDSL_RUNTIME_ENABLE_CACHE="1", FLYDSL_RUNTIME_CACHE_DIR=str(tmp_path / "cache"),
-               PYTHONPATH=str(tmp_path), PYTHONDONTWRITEBYTECODE="1")
+    env = child_env(tmp_path)
     procs = [subprocess.Popen([sys.executable, str(tmp_path / "program.py"), "scale"], env=env, cwd=tmp_path,
                               stdout=subprocess.PIPE, text=True) for _ in range(4)]
     outputs = [p.communicate()[0].splitlines() for p in procs]
@@ -162,8 +168,7 @@ def test_an_artifact_loaded_without_a_trace_is_guarded_like_a_traced_one(tmp_pat
         print(flyc.compile_log()[-1].source, out.tolist())
     """))
     run(tmp_path)
-    env = dict(os.environ, FLYDSL_RUNTIME_ENABLE_CACHE="1", FLYDSL_RUNTIME_CACHE_DIR=str(tmp_path / "cache"),
-               PYTHONPATH=str(tmp_path))
+    env = child_env(tmp_path)
     lines = subprocess.run([sys.executable, str(tmp_path / "rebind.py")], env=env, capture_output=True, text=True,
                            check=True, cwd=tmp_path).stdout.splitlines()
     assert lines == ["disk cache, no trace [0.0, 2.0, 4.0, 6.0]", "compiled [-1.0, 0.0, 1.0, 2.0]"]
