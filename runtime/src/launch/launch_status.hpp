@@ -36,4 +36,12 @@ std::string format_report(const std::string& message, std::int32_t count, const 
 // "(gx, gy, gz)" of three sizes, as a launch's error messages show them.
 std::string dim3_text(const std::uint32_t* sizes);
 
+// Why `g` cannot launch a kernel compiled for `known_block` (three sizes, or
+// null: any) where a block holds at most `max_threads` threads and
+// `max_shared_bytes` of shared memory; empty when it can.
+std::string geometry_problem(const geometry& g,
+                             const std::int32_t* known_block,
+                             std::uint64_t max_threads,
+                             std::uint64_t max_shared_bytes);
+
 } // namespace flyrt::launch

@@ -253,36 +253,18 @@ extern "C" std::int32_t flyrt_cpu_launch(flyrt::launch::blocks_function fn,
                                          const std::int32_t* known_block_size)
 {
     using namespace flyrt::launch;
+    const std::string problem =
+        geometry_problem(*g, known_block_size, max_threads_per_block, max_shared_bytes);
+    if (!problem.empty())
+    {
+        return fail(problem); // the limits GPUs have, so that kernels port
+    }
     std::uint64_t blocks = 1;
     std::uint64_t threads = 1;
     for (int d = 0; d < 3; ++d)
     {
-        if (static_cast<std::int32_t>(g->grid[d]) < 0 || static_cast<std::int32_t>(g->block[d]) < 1)
-        {
-            return fail("launch with grid " + dim3_text(g->grid) + " and block " + dim3_text(g->block) +
-                        ": grid sizes must be >= 0 and block sizes >= 1");
-        }
         blocks *= g->grid[d];
         threads *= g->block[d];
-    }
-    if (known_block_size != nullptr && (static_cast<std::int32_t>(g->block[0]) != known_block_size[0] ||
-                                        static_cast<std::int32_t>(g->block[1]) != known_block_size[1] ||
-                                        static_cast<std::int32_t>(g->block[2]) != known_block_size[2]))
-    {
-        return fail("the kernel was compiled for known_block_size=(" + std::to_string(known_block_size[0]) +
-                    ", " + std::to_string(known_block_size[1]) + ", " + std::to_string(known_block_size[2]) +
-                    ") but is launched with block=(" + std::to_string(g->block[0]) + ", " +
-                    std::to_string(g->block[1]) + ", " + std::to_string(g->block[2]) + ")");
-    }
-    if (threads > max_threads_per_block)
-    {
-        return fail("a block of " + std::to_string(threads) + " threads exceeds the limit of " +
-                    std::to_string(max_threads_per_block) + " (as on GPUs)");
-    }
-    if (shared_bytes(*g) > max_shared_bytes)
-    {
-        return fail("shared memory of " + std::to_string(g->static_shared_bytes) + " bytes (static) + " +
-                    std::to_string(g->smem_bytes) + " bytes (smem=) exceeds the 64 KiB a block has");
     }
     if (blocks == 0)
     {

@@ -97,49 +97,17 @@ cuda_kernel::~cuda_kernel()
     api.cuCtxSetCurrent(current);
 }
 
-std::int32_t cuda_kernel::check_geometry(const geometry& g, std::uint32_t shared)
-{
-    std::uint64_t threads = 1;
-    for (int d = 0; d < 3; ++d)
-    {
-        if (static_cast<std::int32_t>(g.grid[d]) < 0 || static_cast<std::int32_t>(g.block[d]) < 1)
-        {
-            return fail("kernel " + m_name + ": launch with grid " + dim3_text(g.grid) + " and block " +
-                        dim3_text(g.block) + ": grid sizes must be >= 0 and block sizes >= 1");
-        }
-        threads *= g.block[d];
-    }
-    if (m_known_block[0] > 0 && (static_cast<std::int32_t>(g.block[0]) != m_known_block[0] ||
-                                 static_cast<std::int32_t>(g.block[1]) != m_known_block[1] ||
-                                 static_cast<std::int32_t>(g.block[2]) != m_known_block[2]))
-    {
-        const std::uint32_t known[3] = {static_cast<std::uint32_t>(m_known_block[0]),
-                                        static_cast<std::uint32_t>(m_known_block[1]),
-                                        static_cast<std::uint32_t>(m_known_block[2])};
-        return fail("kernel " + m_name + " was compiled for known_block_size=" + dim3_text(known) +
-                    " but is launched with block=" + dim3_text(g.block));
-    }
-    if (threads > static_cast<std::uint64_t>(m_max_threads))
-    {
-        return fail("kernel " + m_name + ": a block of " + std::to_string(threads) + " threads exceeds the " +
-                    std::to_string(m_max_threads) + " this GPU allows");
-    }
-    if (shared > m_max_shared)
-    {
-        return fail("kernel " + m_name + ": shared memory of " + std::to_string(g.static_shared_bytes) +
-                    " bytes (static) + " + std::to_string(g.smem_bytes) + " bytes (smem=) exceeds the " +
-                    std::to_string(m_max_shared) + " a block has on this GPU");
-    }
-    return 0;
-}
-
 std::int32_t cuda_kernel::launch(const std::uint64_t* slots, const geometry& g, std::int64_t stream)
 {
     const driver_api& api = driver();
     const std::uint32_t shared = g.static_shared_bytes + g.smem_bytes;
-    if (const std::int32_t problem = check_geometry(g, shared))
+    const std::string problem = geometry_problem(g,
+                                                 m_known_block[0] > 0 ? m_known_block.data() : nullptr,
+                                                 static_cast<std::uint64_t>(m_max_threads),
+                                                 static_cast<std::uint64_t>(m_max_shared));
+    if (!problem.empty())
     {
-        return problem;
+        return fail("kernel " + m_name + ": " + problem + " on this GPU");
     }
     if (g.grid[0] == 0 || g.grid[1] == 0 || g.grid[2] == 0)
     {

@@ -30,7 +30,6 @@ public:
     kernel_resources resources() const override { return m_resources; }
 
 private:
-    std::int32_t check_geometry(const geometry& g, std::uint32_t shared);
     std::int32_t read_report(CUstream stream);
 
     std::string m_name;
