@@ -71,22 +71,18 @@ std::vector<std::string> compile_host(llvm::Module& module, const target& cpu, s
     {
         // Inspection wants every part's optimized IR: compile them all then.
         const std::string key = llvm_ir_out == nullptr ? digest_of(part, cpu.id()) : std::string();
-        if (std::optional<std::string> known = key.empty() ? std::nullopt : part_memo::instance().find(key))
-        {
-            objects.push_back(std::move(*known));
-            return;
-        }
-        optimize(part, *host.machine, false);
-        if (llvm_ir_out != nullptr)
-        {
-            llvm::raw_string_ostream stream(*llvm_ir_out);
-            part.print(stream, nullptr);
-        }
-        objects.push_back(emit(part, *host.machine, llvm::CodeGenFileType::ObjectFile));
-        if (!key.empty())
-        {
-            part_memo::instance().add(key, objects.back());
-        }
+        objects.push_back(part_memo::instance().memoized(
+            key,
+            [&]
+            {
+                optimize(part, *host.machine, false);
+                if (llvm_ir_out != nullptr)
+                {
+                    llvm::raw_string_ostream stream(*llvm_ir_out);
+                    part.print(stream, nullptr);
+                }
+                return emit(part, *host.machine, llvm::CodeGenFileType::ObjectFile);
+            }));
     };
     if (parts.empty())
     {

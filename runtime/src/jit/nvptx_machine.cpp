@@ -178,32 +178,28 @@ std::string compile_ptx(llvm::Module& kernel, const target& gpu, std::string* ll
     const bool wants_libdevice = calls_libdevice(kernel);
     const std::string key =
         llvm_ir_out == nullptr ? digest_of(kernel, gpu.id() + (wants_libdevice ? libdevice_path() : "")) : "";
-    if (std::optional<std::string> known = key.empty() ? std::nullopt : part_memo::instance().find(key))
-    {
-        return *known;
-    }
-    if (wants_libdevice)
-    {
-        link_libdevice(kernel);
-    }
-    optimize(kernel, *nvptx.machine, true);
-    if (std::optional<std::string> call = unlowerable_call(kernel))
-    {
-        throw std::runtime_error(
-            "kernel " + kernel.getName().str() + " needs " + *call +
-            ", which flyrt's NVPTX target does not provide (a flyrt bug: please report it)");
-    }
-    if (llvm_ir_out != nullptr)
-    {
-        llvm::raw_string_ostream stream(*llvm_ir_out);
-        kernel.print(stream, nullptr);
-    }
-    std::string ptx = emit(kernel, *nvptx.machine, llvm::CodeGenFileType::AssemblyFile);
-    if (!key.empty())
-    {
-        part_memo::instance().add(key, ptx);
-    }
-    return ptx;
+    return part_memo::instance().memoized(
+        key,
+        [&]
+        {
+            if (wants_libdevice)
+            {
+                link_libdevice(kernel);
+            }
+            optimize(kernel, *nvptx.machine, true);
+            if (std::optional<std::string> call = unlowerable_call(kernel))
+            {
+                throw std::runtime_error(
+                    "kernel " + kernel.getName().str() + " needs " + *call +
+                    ", which flyrt's NVPTX target does not provide (a flyrt bug: please report it)");
+            }
+            if (llvm_ir_out != nullptr)
+            {
+                llvm::raw_string_ostream stream(*llvm_ir_out);
+                kernel.print(stream, nullptr);
+            }
+            return emit(kernel, *nvptx.machine, llvm::CodeGenFileType::AssemblyFile);
+        });
 }
 
 } // namespace flyrt::jit

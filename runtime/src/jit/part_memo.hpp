@@ -30,12 +30,27 @@ public:
     // The process-wide memo.
     static part_memo& instance();
 
-    // What `key` compiled to before, if this process still has it.
-    std::optional<std::string> find(const std::string& key);
-    void add(const std::string& key, const std::string& code);
+    // What `key` compiled to before, else what `compile()` makes now, kept
+    // for the next time (an empty key: compiled, not kept).
+    template <class Compile> std::string memoized(const std::string& key, Compile&& compile)
+    {
+        if (std::optional<std::string> known = key.empty() ? std::nullopt : find(key))
+        {
+            return std::move(*known);
+        }
+        std::string code = compile();
+        if (!key.empty())
+        {
+            add(key, code);
+        }
+        return code;
+    }
     part_counts counts();
 
 private:
+    std::optional<std::string> find(const std::string& key);
+    void add(const std::string& key, const std::string& code);
+
     static constexpr std::size_t capacity = 256;
     std::mutex m_mutex;
     std::unordered_map<std::string, std::string> m_code;
