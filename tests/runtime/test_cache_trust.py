@@ -101,3 +101,13 @@ def test_a_manifest_edited_without_the_key_is_not_trusted(tmp_path):
     source, said = run(tmp_path, FLYDSL_RUNTIME_CACHE_KEY=key)
     assert source == "disk cache"  # traced: the object is found by its IR, the manifest was not believed
     assert len(said) == 1 and "its seal does not match its entries" in said[0]
+
+
+def test_a_key_file_that_gives_no_key_turns_the_cache_off_never_unsigned(tmp_path):
+    for problem, key_file in (("cannot read the cache key file", tmp_path / "missing"),
+                              ("is empty", tmp_path / "empty")):
+        if key_file.name == "empty":
+            key_file.write_text("\n")
+        source, said = run(tmp_path, FLYDSL_RUNTIME_CACHE_KEY_FILE=str(key_file))
+        assert source == "compiled" and not objects(tmp_path)
+        assert len(said) == 1 and "not using the disk cache" in said[0] and problem in said[0]

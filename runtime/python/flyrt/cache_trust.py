@@ -14,6 +14,7 @@ contents in place of their SHA-256, and one whose HMAC does not verify
 Everyone sharing a signed cache needs the key.
 """
 
+import functools
 import hashlib
 import hmac
 import os
@@ -38,21 +39,24 @@ def shared():
     return os.environ.get("FLYDSL_RUNTIME_CACHE_SHARED", "0").lower() in ("1", "true", "yes", "on")
 
 
+@functools.lru_cache(maxsize=8)
+def _key_file(path):
+    """(key, problem) of a key file, read once: every seal and check asks."""
+    try:
+        with open(path, "rb") as f:
+            secret = f.read().strip()
+    except OSError as error:
+        return None, f"cannot read the cache key file {path} ({error})"
+    return (secret, None) if secret else (None, f"the cache key file {path} is empty")
+
+
 def key():
     """The signing key, or None (entries then carry a plain SHA-256)."""
     value = os.environ.get("FLYDSL_RUNTIME_CACHE_KEY")
     if value:
         return value.encode()
     path = os.environ.get("FLYDSL_RUNTIME_CACHE_KEY_FILE")
-    if path:
-        try:
-            with open(path, "rb") as f:
-                return f.read().strip() or None
-        except OSError as error:
-            _warn_once(("key file", path), f"flyrt: cannot read the cache key file {path} ({error}); the disk cache "
-                                           "is not used")
-            return b""  # a key nothing was signed with: every entry is refused, none is trusted unsigned
-    return None
+    return _key_file(path)[0] if path else None
 
 
 def seal(data):
@@ -70,7 +74,14 @@ def _others_write(info):
 
 
 def directory_usable(path):
-    """Whether the cache at `path` may be used (absent: it will be made, ours)."""
+    """Whether the cache at `path` may be used (absent: it will be made, ours);
+    not with a key file named that gives no key (never unsigned instead)."""
+    key_path = os.environ.get("FLYDSL_RUNTIME_CACHE_KEY_FILE")
+    if key_path and not os.environ.get("FLYDSL_RUNTIME_CACHE_KEY"):
+        problem = _key_file(key_path)[1]
+        if problem:
+            _warn_once(("key file", key_path), f"flyrt: not using the disk cache at {path}: {problem}")
+            return False
     try:
         info = os.stat(path)
     except OSError:

@@ -88,20 +88,31 @@ def load(key):
     return payload
 
 
-def _read(key):
+def read_trusted(path, warn=True):
+    """The bytes of the cache file at `path` (marked recently used), or None:
+    absent, unreadable (said once, when `warn`), or in a directory or file
+    that someone the cache does not trust could have written."""
     if not cache_trust.directory_usable(directory()):
         return None
-    path = _path(key)
     try:
         with open(path, "rb") as f:
             if not cache_trust.entry_usable(path, os.fstat(f.fileno())):
                 return None
             data = f.read()
-        touch(path)
     except FileNotFoundError:
         return None
     except OSError as error:
-        unavailable("read", path, error)
+        if warn:
+            unavailable("read", path, error)
+        return None
+    _touch(path)
+    return data
+
+
+def _read(key):
+    path = _path(key)
+    data = read_trusted(path)
+    if data is None:
         return None
     header = len(_MAGIC) + _DIGEST
     payload = data[header:]
@@ -145,7 +156,7 @@ def store(key, payload):
         unavailable("write", path, error)
 
 
-def touch(path):
+def _touch(path):
     """Marks `path` recently used, for every process's eviction order (a
     read-only shared cache keeps its order)."""
     with contextlib.suppress(OSError):

@@ -310,8 +310,8 @@ class JitFunction(_core.Dispatcher):
                     (time.perf_counter() - start) * 1e3, "reused"))
                 return earlier.artifact, False
         stale = next((r.last_reason for r in reversed(history) if r.last_reason), None)
-        use_disk = disk_cache.enabled()
-        warm, unremembered = warm_start.index(self, key, _compiler_id(target)) if use_disk else (None, None)
+        use_disk, compiler_id = disk_cache.enabled(), _compiler_id(target)
+        warm, unremembered = warm_start.index(self, key, compiler_id) if use_disk else (None, None)
         found = warm_start.lookup(self, warm) if warm else None
         if found is not None:  # nothing traced: what it depends on comes from the manifest
             entry, recorder = found
@@ -321,7 +321,7 @@ class JitFunction(_core.Dispatcher):
             trace, host_name, written = self._trace(specs, bound, target)
             recorder, ir_text = trace.recorder, str(trace.module)
             self.last_ir = ir_text  # for inspection: what the latest compile traced
-            digest = hashlib.sha256(f"{_compiler_id(target)}\n{ir_text}".encode()).hexdigest()
+            digest = hashlib.sha256(f"{compiler_id}\n{ir_text}".encode()).hexdigest()
             payload = disk_cache.load(digest) if use_disk else None
             outcome = "compiled" if payload is None else "disk cache"
             if payload is None:

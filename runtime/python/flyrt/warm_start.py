@@ -63,25 +63,17 @@ def _entries(name, warn=True):
     """The versions stored for `name`; an unreadable or untrusted manifest is
     said once, by the lookup (warn), and replaced by the next compile's."""
     path = _path(name)
-    if not cache_trust.directory_usable(disk_cache.directory()):
+    data = disk_cache.read_trusted(path, warn)
+    if data is None:
         return []
     try:
-        with open(path, encoding="utf-8") as f:
-            if not cache_trust.entry_usable(path, os.fstat(f.fileno())):
-                return []
-            stored = json.load(f)
+        stored = json.loads(data)
         entries = stored["entries"]
         if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
             raise ValueError("not a list of entries")
         if not cache_trust.sealed(_canonical(entries), bytes.fromhex(stored["seal"])):
             raise ValueError("its seal does not match its entries: tampered, unsigned or signed with another key")
         return entries
-    except FileNotFoundError:
-        return []
-    except OSError as error:
-        if warn:
-            disk_cache.unavailable("read", path, error)
-        return []
     except (ValueError, KeyError, TypeError) as error:
         if warn:
             warnings.warn(f"flyrt: unreadable warm-start manifest {path} ({error}); not used, and rewritten by the "
@@ -103,7 +95,6 @@ def lookup(launcher, name):
         recorder = manifests.recorder_from(specs)
         for function in _closure_functions(launcher.fn).values():
             recorder.function(function)
-        disk_cache.touch(_path(name))
         return entry, recorder
     return None
 
