@@ -112,23 +112,11 @@ public:
                     m_b.CreateSelect(wraps, m_b.CreateSub(m_grid[d], m_b.getInt32(1)), hi[d]);
             }
             llvm::Value* inside = m_bounds->emit_verdict(m_b, ops_of(m_fn.body), piece);
-            auto* unchecked = llvm::BasicBlock::Create(m_ctx, "blocks.unchecked", m_llvm_fn);
-            auto* by_block = llvm::BasicBlock::Create(m_ctx, "blocks.by_block", m_llvm_fn);
-            auto* done = llvm::BasicBlock::Create(m_ctx, "blocks.done", m_llvm_fn);
-            m_b.CreateCondBr(m_b.CreateAnd(m_b.CreateICmpULT(first, last), inside), unchecked, by_block);
-            m_b.SetInsertPoint(unchecked);
-            blocks(
-                [&]
-                {
-                    m_elide_checks = true;
-                    thread_loops([&] { emit_region(m_fn.body); });
-                    m_elide_checks = false;
-                });
-            m_b.CreateBr(done);
-            m_b.SetInsertPoint(by_block);
-            blocks([&] { run_threads(ops_of(m_fn.body)); });
-            m_b.CreateBr(done);
-            m_b.SetInsertPoint(done);
+            either_copy(
+                m_b.CreateAnd(m_b.CreateICmpULT(first, last), inside),
+                "blocks",
+                [&] { blocks([&] { thread_loops([&] { emit_region(m_fn.body); }); }); },
+                [&] { blocks([&] { run_threads(ops_of(m_fn.body)); }); });
         }
         m_b.CreateRetVoid();
     }
@@ -318,20 +306,29 @@ private:
         }
         llvm::Value* verdict = m_bounds->emit_verdict(m_b, ops, frame());
         m_segment = segmented ? ++m_segments : -1; // both copies: one segment, one set of slots
-        auto* unchecked = llvm::BasicBlock::Create(m_ctx, "threads.unchecked", m_llvm_fn);
-        auto* checked = llvm::BasicBlock::Create(m_ctx, "threads.checked", m_llvm_fn);
-        auto* done = llvm::BasicBlock::Create(m_ctx, "threads.done", m_llvm_fn);
-        m_b.CreateCondBr(verdict, unchecked, checked);
+        either_copy(verdict, "threads", [&] { loop(all); }, [&] { loop(all); });
+        m_segment = -1;
+    }
+
+    // Where `checks_hold`, what `emit` makes with the bounds checks elided;
+    // elsewhere what `emit_checked` makes (`name` labels the blocks).
+    template <class Emit, class EmitChecked>
+    void
+    either_copy(llvm::Value* checks_hold, const std::string& name, Emit&& emit, EmitChecked&& emit_checked)
+    {
+        auto* unchecked = llvm::BasicBlock::Create(m_ctx, name + ".unchecked", m_llvm_fn);
+        auto* checked = llvm::BasicBlock::Create(m_ctx, name + ".checked", m_llvm_fn);
+        auto* done = llvm::BasicBlock::Create(m_ctx, name + ".done", m_llvm_fn);
+        m_b.CreateCondBr(checks_hold, unchecked, checked);
         m_b.SetInsertPoint(unchecked);
         m_elide_checks = true;
-        loop(all);
+        emit();
         m_elide_checks = false;
         m_b.CreateBr(done);
         m_b.SetInsertPoint(checked);
-        loop(all);
+        emit_checked();
         m_b.CreateBr(done);
         m_b.SetInsertPoint(done);
-        m_segment = -1;
     }
 
     void emit_if(const ir::op& o) override
