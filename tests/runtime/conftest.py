@@ -1,7 +1,9 @@
 """Runtime tests. Every launcher they trace is also compiled for NVIDIA's
-sm_90 and assembled by NVIDIA's ptxas (tests/runtime/ptxas.py), so a
-codegen regression of the NVIDIA target fails here, on machines without a
-GPU; a test's PTX that ptxas rejects fails that test."""
+sm_90 and assembled by NVIDIA's ptxas (tests/runtime/ptxas.py), and
+compiled for AMD's gfx942 and its code object read by LLVM's readelf and
+objdump (tests/runtime/code_objects.py), so a codegen regression of either
+GPU target fails here, on machines without a GPU; a test whose kernels
+ptxas rejects, or whose code object is wrong, fails."""
 
 import os
 import sys
@@ -12,11 +14,12 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 os.environ.setdefault("FLYDSL_RUNTIME_ENABLE_CACHE", "0")  # as tests/conftest.py (run alone: gpu_tests.sh)
 
+import code_objects  # noqa: E402
 import ptxas  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
-def every_trace_assembles_for_sm90(monkeypatch):
+def every_trace_compiles_for_sm90_and_gfx942(monkeypatch):
     from flyrt import launcher
 
     traced = []
@@ -33,3 +36,4 @@ def every_trace_assembles_for_sm90(monkeypatch):
         pytest.fail("NVIDIA's ptxas is missing: install requirements.txt (nvidia-cuda-nvcc-cu12)")
     for module in traced:
         ptxas.check_module(module)
+        code_objects.check_module(module)

@@ -1,5 +1,6 @@
 """flyrt: a FlyDSL-style kernel DSL, traced to IR and compiled by LLVM for
-this machine's CPU or NVIDIA GPUs.
+this machine's CPU, NVIDIA GPUs (PTX, CUDA driver) or AMD GPUs (code
+objects, HIP; compile-only where no AMD GPU is).
 
     import flyrt.compiler as flyc
     import flyrt.expr as fx
@@ -9,15 +10,20 @@ import os
 
 from . import _core
 from ._version import __version__
-from .targets import set_target
+from .targets import arch_from_environment, set_compile_only, set_target
 
 try:
     set_target(os.environ.get("FLYDSL_TARGET", "auto"))
 except ValueError as problem:
     raise ImportError(f"FLYDSL_TARGET={os.environ['FLYDSL_TARGET']!r}: {problem}") from None
+if os.environ.get("FLYDSL_COMPILE_ONLY", os.environ.get("COMPILE_ONLY", "0")) not in ("", "0"):
+    try:
+        set_compile_only(arch_from_environment() or "gfx942")
+    except ValueError as problem:
+        raise ImportError(f"FLYDSL_COMPILE_ONLY: {problem}") from None
 
-__all__ = ["__version__", "bounds_checks", "clear_disk_cache", "disk_cache_info", "set_bounds_checks", "set_target",
-           "synchronize"]
+__all__ = ["__version__", "bounds_checks", "clear_disk_cache", "disk_cache_info", "set_bounds_checks",
+           "set_compile_only", "set_target", "synchronize"]
 
 
 def set_bounds_checks(on):

@@ -65,6 +65,12 @@ def launchers():
     return sorted(_launchers, key=lambda launcher: launcher.__qualname__)
 
 
+def clear_all():
+    """Drops every launcher's compiled artifacts (a change of target mode)."""
+    for launcher in list(_launchers):
+        launcher.cache_clear()
+
+
 def sweep():
     """Evicts what changed since the last look. Returns [(what, reasons)]."""
     notices = []

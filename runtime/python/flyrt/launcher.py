@@ -8,6 +8,7 @@ trace runs (``_inline``: a ``@flyc.jit`` helper is inlined as device code).
 import functools
 import hashlib
 import inspect
+import os
 import time
 import weakref
 from collections import namedtuple
@@ -47,7 +48,17 @@ def _compiler_id(target):
     parts = [_compiler_build(), "host " + targets.cpu(32).id, "kernels " + target.id]
     if target.kind == _core.TargetKind.nvptx:
         parts.append("libdevice " + cuda_driver.libdevice_digest())
+    if target.kind == _core.TargetKind.amdgpu:
+        parts.append("linker " + _linker_identity())
     return " ".join(parts)
+
+
+@functools.lru_cache(maxsize=None)
+def _linker_identity():
+    """Which ld.lld links AMD code objects: its resolved path, size and time."""
+    path = os.path.realpath(_core.amdgpu_linker() or "none")
+    info = os.stat(path) if os.path.exists(path) else None
+    return f"{path} {info.st_size} {info.st_mtime_ns}" if info else path
 
 
 def _param_spec(name, parameter):
@@ -98,7 +109,7 @@ class Lowered:
         self.ir = ir  # flyrt's IR, as text (after the compiler's folding)
         self.llvm_ir = llvm_ir  # the optimized LLVM modules, as text
         self.payload = payload
-        self.device_code = dict(_core.device_images(payload))  # kernel name -> PTX (GPU targets)
+        self.device_code = dict(_core.device_images(payload))  # kernel name -> PTX or AMD code object (bytes)
 
     def __repr__(self):
         return f"<flyrt lowered for {self.target.id}: kernels {sorted(self.device_code)}>"
@@ -171,15 +182,13 @@ class JitFunction(_core.Dispatcher):
 
     def lower(self, *args, target="cuda", arch=None, **kwargs):
         """Traces and compiles the launcher for `args` without running it:
-        host arrays stand for device tensors of their shape and dtype. For
-        the cuda target, `arch` (e.g. "sm_90") names the GPU, else GPU 0's."""
+        host arrays stand for device tensors of their shape and dtype. For a
+        GPU target, `arch` ("sm_90", "gfx942") names the GPU, else device
+        0's (or compile-only mode's)."""
         code = targets.code_of(target)
         bound, key = self._specialize(args, kwargs, code)
         specs = specialization.decode(key, bound)
-        if code == targets.CUDA:
-            description = cuda_driver.arch_target(arch) if arch else cuda_driver.target(0)
-        else:
-            description = targets.description(code, 0, block.cpu_warp_size())
+        description = targets.description(code, 0, block.cpu_warp_size(), arch)
         trace = self._trace(specs, dict(zip(self.signature.parameters, bound)), description)[0]
         payload, llvm_ir = trace.module.compile(description, llvm_ir=True)
         return Lowered(description, str(trace.module), payload, llvm_ir)
@@ -347,6 +356,11 @@ class JitFunction(_core.Dispatcher):
             self.__qualname__, described, reason, (time.perf_counter() - start) * 1e3, outcome))
         self._replaced_by("compiled" if outcome == "compiled" else "disk cache", where)
         return artifact, outcome == "compiled"
+
+    def device_code(self):
+        """{kernel name: PTX text or AMD code object bytes} of this launcher's
+        cached GPU artifacts (in compile-only mode, what it compiled)."""
+        return {kernel: code for _, artifact in self._entries() for kernel, code in artifact.device_code}
 
     def device_kernels(self):
         """What this launcher's cached artifacts hold on GPUs: per loaded

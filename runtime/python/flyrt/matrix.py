@@ -1,7 +1,8 @@
 """``fx.mma``: a warp's matrix multiply-accumulate, D = A B + C with A 16x16,
 B 16x8, C and D 16x8, Float16 or BFloat16 operands and Float32 accumulators,
 each lane holding fragments laid out as NVIDIA's mma.m16n8k16 (.row.col)
-lays them out. With lane the thread's index in its warp, g = lane // 4 and
+lays them out. With lane the thread's index in its warp of 32 (AMD's waves
+of 64 are two such warps, each with its own A, B and C), g = lane // 4 and
 t = lane % 4:
 
     a[i], i < 8:  A[g + 8 * ((i // 2) % 2), 2 * t + i % 2 + 8 * (i // 4)]
@@ -12,7 +13,9 @@ t = lane % 4:
 as traced values. Every lane of the warp must reach ``fx.mma`` (whole warps:
 a block size that is a multiple of 32; and, as for shuffles, not under
 control flow that depends on the thread). On NVIDIA GPUs (sm_80 on) it is
-one ``mma.sync`` on the tensor cores; on the CPU it is computed exactly
+one ``mma.sync`` on the tensor cores; on AMD GPUs with MFMA (gfx90a, gfx94x)
+one ``v_mfma_f32_16x16x16`` per half-wave, the fragments moved into its
+layout and back by cross-lane permutes; on the CPU it is computed exactly
 (the products are exact in Float32, summed in order of k).
 """
 
@@ -37,7 +40,7 @@ def mma(a, b, c):
 
 
 def _g_t():
-    lane = lane_id()
+    lane = lane_id() % 32
     return lane // 4, lane % 4
 
 

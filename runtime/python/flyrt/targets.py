@@ -1,26 +1,33 @@
 """Where launchers run. By default each call picks by its tensors: CUDA
-tensors run on the cuda target (the GPU they are on), host arrays on the
-CPU. A choice for every launcher (``FLYDSL_TARGET=auto|cpu|cuda|hip``, read
-at import, or ``flyrt.set_target``) or for one (``@flyc.jit(target=...)``,
-``launcher.set_target(...)``) overrides that. The target and the device's
-architecture are part of every compiled artifact's key, in memory and on
-disk, so switching never runs code compiled for another.
+tensors run on the cuda target (the NVIDIA GPU they are on), ROCm tensors on
+the hip target (AMD), host arrays on the CPU. A choice for every launcher
+(``FLYDSL_TARGET=auto|cpu|cuda|hip``, read at import, or ``flyrt.set_target``)
+or for one (``@flyc.jit(target=...)``, ``launcher.set_target(...)``)
+overrides that. The target and the device's architecture are part of every
+compiled artifact's key, in memory and on disk, so switching never runs code
+compiled for another.
+
+Compile-only mode (``FLYDSL_COMPILE_ONLY=1`` with ``FLYDSL_ARCH=gfx942`` or
+``sm_90``, as FlyDSL's ``COMPILE_ONLY=1 ARCH=gfx942``; or
+``flyrt.set_compile_only("gfx942")``) compiles every launcher call for that
+GPU and runs nothing: host arrays stand for device tensors, and no GPU or
+driver is needed.
 """
 
 import functools
+import os
 
 from . import _core
 
-AUTO, CPU, CUDA = -1, 0, 1  # key codes: dispatcher.hpp's target_choice
-_CODES = {"auto": AUTO, "cpu": CPU, "cuda": CUDA}
+AUTO, CPU, CUDA, HIP = -1, 0, 1, 2  # key codes: dispatcher.hpp's target_choice
+_CODES = {"auto": AUTO, "cpu": CPU, "cuda": CUDA, "hip": HIP}
 NAMES = {code: name for name, code in _CODES.items()}
+_compile_only_arch = None
 
 
 def code_of(name):
     """The key code of a target name; ValueError for one flyrt lacks."""
     key = str(name).lower()
-    if key == "hip":
-        raise ValueError("the hip target (AMD GPUs) is not in this build of flyrt yet; use auto, cpu or cuda")
     if key not in _CODES:
         raise ValueError(f"unknown target {name!r}: expected one of auto, cpu, cuda, hip")
     return _CODES[key]
@@ -28,8 +35,53 @@ def code_of(name):
 
 def set_target(name):
     """Chooses the target of every launcher that has no choice of its own:
-    "auto" (by the tensors), "cpu" or "cuda"."""
+    "auto" (by the tensors), "cpu", "cuda" or "hip"."""
     _core.set_default_target(code_of(name))
+
+
+def set_compile_only(arch):
+    """Compile-only mode for GPU architecture `arch` ("gfx942", "sm_90"), or
+    off (None). Launcher calls then compile for `arch` and run nothing.
+    Every launcher's compiled artifacts are dropped on a change, so no
+    artifact made for one mode or architecture serves another."""
+    global _compile_only_arch
+    if arch is not None:
+        code = code_of_arch(arch)
+        description(code, 0, 32, arch)  # an unknown architecture is an error now, not at the first call
+        set_target(NAMES[code])
+    elif _compile_only_arch is not None:
+        set_target(os.environ.get("FLYDSL_TARGET", "auto"))
+    if arch != _compile_only_arch:
+        from . import invalidation
+
+        invalidation.clear_all()
+    _compile_only_arch = arch
+    _core.set_compile_only(arch is not None)
+
+
+def compile_only_arch():
+    """The architecture compile-only mode compiles for, or None."""
+    return _compile_only_arch
+
+
+def code_of_arch(arch):
+    """The target of a GPU architecture's name: gfx* is hip, sm_* cuda."""
+    name = str(arch).lower()
+    if name.startswith("gfx"):
+        return HIP
+    if name.startswith(("sm_", "compute_")):
+        return CUDA
+    raise ValueError(f"{arch!r} names no GPU architecture: expected one like 'gfx942' (AMD) or 'sm_90' (NVIDIA)")
+
+
+def arch_from_environment():
+    """FLYDSL_ARCH, or FlyDSL's own ARCH when it names a GPU (ARCH often
+    names the host's, x86_64); None if neither does."""
+    for variable in ("FLYDSL_ARCH", "ARCH"):
+        value = os.environ.get(variable, "")
+        if value.lower().startswith(("gfx", "sm_")):
+            return value
+    return None
 
 
 @functools.lru_cache(maxsize=None)
@@ -37,16 +89,26 @@ def cpu(warp_size):
     return _core.cpu_target(warp_size)
 
 
-def description(code, device, cpu_warp_size):
-    """The _core.Target a call's key names."""
+def description(code, device, cpu_warp_size, arch=None):
+    """The _core.Target a call's key names: for GPUs, architecture `arch`
+    if given, else compile-only mode's, else device `device`'s."""
     if code == CPU:
         return cpu(cpu_warp_size)
+    arch = arch or _compile_only_arch
+    if code == HIP:
+        from .drivers import hip
+
+        return hip.arch_target(arch) if arch else hip.target(device)
     from .drivers import cuda
 
-    return cuda.target(device)
+    return cuda.arch_target(arch) if arch else cuda.target(device)
 
 
 def where(code, device, target):
     """How messages name a GPU a call runs on, "cuda:0 (sm_90)"; None on the
     CPU (messages leave the CPU unnamed)."""
-    return None if code == CPU else f"{NAMES[code]}:{device} ({target.cpu})"
+    if code == CPU:
+        return None
+    if _compile_only_arch is not None:
+        return f"{NAMES[code]} ({target.cpu}, compile-only)"
+    return f"{NAMES[code]}:{device} ({target.cpu})"

@@ -17,8 +17,10 @@ struct constants
     llvm::Type* real_type;
     llvm::Type* int_type;
 
+    // Integers as wide as the reals (f32: i32, f64: i64), for their bits.
     constants(llvm::IRBuilder<>& builder, llvm::Value* x)
-        : b(builder), real_type(x->getType()), int_type(x->getType()->getWithNewType(builder.getInt32Ty()))
+        : b(builder), real_type(x->getType()), int_type(x->getType()->getWithNewType(builder.getIntNTy(
+                                                   x->getType()->getScalarType()->getPrimitiveSizeInBits())))
     {
     }
     llvm::Constant* real(double v) const { return llvm::ConstantFP::get(real_type, v); }
@@ -71,7 +73,108 @@ llvm::Value* keep_nan(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* result)
     return b.CreateSelect(b.CreateFCmpUNO(x, x), x, result);
 }
 
+// e^r for |r| <= ln 2 / 2: its Taylor series to r^13 (the next term is
+// below 5e-18 of the result), by Horner's rule.
+llvm::Value* exp_reduced_f64(const constants& c, llvm::Value* r)
+{
+    double coefficient = 1.0;
+    for (int k = 2; k <= 13; ++k)
+    {
+        coefficient /= k;
+    }
+    llvm::Value* p = c.real(coefficient);
+    for (int k = 12; k >= 0; --k)
+    {
+        coefficient *= (k + 1);
+        p = c.fma(p, r, c.real(coefficient)); // coefficient is 1 / k! here
+    }
+    return p;
+}
+
+// p * 2^n for an integral n in [-1080, 1030], as two exponent-field
+// scalings (each a normal power of two): overflow and subnormal results
+// are rounded once, by the second.
+llvm::Value* scale_by_power_of_two_f64(const constants& c, llvm::Value* p, llvm::Value* n)
+{
+    llvm::IRBuilder<>& b = c.b;
+    llvm::Value* exponent = b.CreateFPToSI(n, c.int_type);
+    llvm::Value* half = b.CreateAShr(exponent, c.integer(1));
+    auto power_of_two = [&](llvm::Value* e)
+    { return b.CreateBitCast(b.CreateShl(b.CreateAdd(e, c.integer(1023)), c.integer(52)), c.real_type); };
+    return b.CreateFMul(b.CreateFMul(p, power_of_two(half)), power_of_two(b.CreateSub(exponent, half)));
+}
+
+// The nearest integer (ties to even) of |x| < 2^51, by the 1.5 * 2^52 trick.
+llvm::Value* round_to_integer_f64(const constants& c, llvm::Value* x)
+{
+    constexpr double shifter = 6755399441055744.0; // 1.5 * 2^52
+    return c.b.CreateFSub(c.b.CreateFAdd(x, c.real(shifter)), c.real(shifter));
+}
+
 } // namespace
+
+llvm::Value* exp_f64(llvm::IRBuilder<>& b, llvm::Value* x)
+{
+    const constants c(b, x);
+    // e^x = 2^n e^r, r = x - n ln 2 with ln 2 in two parts (fdlibm's: n
+    // times the first is exact), so |r| <= ln 2 / 2.
+    llvm::Value* clamped = c.clamp(x, -746.0, 710.0);
+    llvm::Value* n = round_to_integer_f64(c, b.CreateFMul(clamped, c.real(1.4426950408889634)));
+    llvm::Value* r = b.CreateFSub(clamped, b.CreateFMul(n, c.real(6.93147180369123816490e-01)));
+    r = b.CreateFSub(r, b.CreateFMul(n, c.real(1.90821492927058770002e-10)));
+    return keep_nan(b, x, scale_by_power_of_two_f64(c, exp_reduced_f64(c, r), n));
+}
+
+llvm::Value* exp2_f64(llvm::IRBuilder<>& b, llvm::Value* x)
+{
+    const constants c(b, x);
+    llvm::Value* clamped = c.clamp(x, -1080.0, 1030.0);
+    llvm::Value* n = round_to_integer_f64(c, clamped);
+    llvm::Value* r =
+        b.CreateFMul(b.CreateFSub(clamped, n), c.real(0.69314718055994530942)); // exact difference
+    return keep_nan(b, x, scale_by_power_of_two_f64(c, exp_reduced_f64(c, r), n));
+}
+
+llvm::Value* log_f64(llvm::IRBuilder<>& b, llvm::Value* x, bool base2)
+{
+    // x = 2^k m with m in [sqrt(1/2), sqrt(2)); log(m) = 2 atanh(s) with
+    // s = (m - 1) / (m + 1), |s| < 0.172: 2s (1 + s^2/3 + ... + s^24/25).
+    const constants c(b, x);
+    llvm::Value* subnormal = b.CreateFCmpOLT(x, c.real(std::numeric_limits<double>::min()));
+    llvm::Value* scaled = b.CreateSelect(subnormal, b.CreateFMul(x, c.real(18014398509481984.0)), x); // 2^54
+    constexpr std::int64_t one = 0x3ff0000000000000;
+    constexpr std::int64_t sqrt_half = 0x3fe6a09e667f3bcd;
+    llvm::Value* bits = b.CreateAdd(b.CreateBitCast(scaled, c.int_type), c.integer(one - sqrt_half));
+    llvm::Value* k = b.CreateAdd(b.CreateSub(b.CreateAShr(bits, c.integer(52)), c.integer(0x3ff)),
+                                 b.CreateSelect(subnormal, c.integer(-54), c.integer(0)));
+    llvm::Value* m = b.CreateBitCast(
+        b.CreateAdd(b.CreateAnd(bits, c.integer(0x000fffffffffffff)), c.integer(sqrt_half)), c.real_type);
+    llvm::Value* s = b.CreateFDiv(b.CreateFSub(m, c.real(1.0)), b.CreateFAdd(m, c.real(1.0)));
+    llvm::Value* z = b.CreateFMul(s, s);
+    llvm::Value* q = c.real(1.0 / 25.0);
+    for (int odd = 23; odd >= 3; odd -= 2)
+    {
+        q = c.fma(q, z, c.real(1.0 / odd));
+    }
+    llvm::Value* two_s = b.CreateFAdd(s, s);
+    llvm::Value* log_m = b.CreateFAdd(two_s, b.CreateFMul(two_s, b.CreateFMul(z, q)));
+    llvm::Value* dk = b.CreateSIToFP(k, c.real_type);
+    llvm::Value* result = nullptr;
+    if (base2)
+    {
+        result = b.CreateFAdd(dk, b.CreateFMul(log_m, c.real(1.4426950408889634))); // exact at powers of two
+    }
+    else
+    {
+        result = b.CreateFAdd(b.CreateFMul(dk, c.real(6.93147180369123816490e-01)),
+                              b.CreateFAdd(b.CreateFMul(dk, c.real(1.90821492927058770002e-10)), log_m));
+    }
+    const double inf = std::numeric_limits<double>::infinity();
+    result = b.CreateSelect(b.CreateFCmpOEQ(x, c.real(inf)), x, result);
+    result = b.CreateSelect(
+        b.CreateFCmpULT(x, c.real(0.0)), c.real(std::numeric_limits<double>::quiet_NaN()), result);
+    return b.CreateSelect(b.CreateFCmpOEQ(x, c.real(0.0)), c.real(-inf), result);
+}
 
 llvm::Value* exp2_f32(llvm::IRBuilder<>& b, llvm::Value* x)
 {

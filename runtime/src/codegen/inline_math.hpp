@@ -15,4 +15,12 @@ llvm::Value* exp_f32(llvm::IRBuilder<>& b, llvm::Value* x);
 // log(x), or log2(x) when `base2` (exact at powers of two).
 llvm::Value* log_f32(llvm::IRBuilder<>& b, llvm::Value* x, bool base2);
 
+// The same for f64 (scalars and vectors): exp and exp2 within 1 ulp, log
+// within 2 and log2 within 3 (measured over their ranges), for targets whose
+// f64 math would otherwise come from a device library flyrt does not link
+// (AMD's ocml).
+llvm::Value* exp2_f64(llvm::IRBuilder<>& b, llvm::Value* x);
+llvm::Value* exp_f64(llvm::IRBuilder<>& b, llvm::Value* x);
+llvm::Value* log_f64(llvm::IRBuilder<>& b, llvm::Value* x, bool base2);
+
 } // namespace flyrt::codegen

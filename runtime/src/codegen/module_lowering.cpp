@@ -5,6 +5,7 @@
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include "amdgpu/amdgpu_codegen.hpp"
 #include "cpu/cpu_codegen.hpp"
 #include "host_lowering.hpp"
 #include "nvptx/nvptx_codegen.hpp"
@@ -22,6 +23,8 @@ std::unique_ptr<target_codegen> make_target_codegen(const target& t)
         return cpu::make_cpu_codegen(t);
     case target_kind::nvptx:
         return nvptx::make_nvptx_codegen(t);
+    case target_kind::amdgpu:
+        return amdgpu::make_amdgpu_codegen(t);
     }
     throw std::logic_error("unknown target kind");
 }

@@ -4,8 +4,10 @@
 #include <stdexcept>
 #include <vector>
 
+#include <llvm/ADT/SmallVector.h>
 #include <llvm/ADT/StringMap.h>
 #include <llvm/TargetParser/Host.h>
+#include <llvm/TargetParser/TargetParser.h>
 #include <llvm/TargetParser/Triple.h>
 
 namespace flyrt
@@ -19,6 +21,8 @@ std::string target::name() const
         return "cpu";
     case target_kind::nvptx:
         return "nvptx";
+    case target_kind::amdgpu:
+        return "amdgpu";
     }
     throw std::logic_error("unknown target kind");
 }
@@ -104,6 +108,43 @@ target nvptx_target(int major, int minor)
     t.shared_address_space = 3;
     t.sync_in_while = true;
     t.matrix_multiply = best->sm >= 80;
+    return t;
+}
+
+target amdgpu_target(const std::string& arch)
+{
+    // A target ID's feature suffixes (gfx942:sramecc+:xnack-) are left to
+    // the default: code for either mode of those features.
+    const std::string name = arch.substr(0, arch.find(':'));
+    const llvm::AMDGPU::GPUKind kind = llvm::AMDGPU::parseArchAMDGCN(name);
+    if (kind == llvm::AMDGPU::GK_NONE)
+    {
+        llvm::SmallVector<llvm::StringRef, 64> known;
+        llvm::AMDGPU::fillValidArchListAMDGCN(known);
+        std::string list;
+        for (llvm::StringRef k : known)
+        {
+            list += (list.empty() ? "" : ", ") + k.str();
+        }
+        throw std::invalid_argument("'" + arch + "' is not an AMD GPU architecture LLVM 19 knows (" + list +
+                                    ")");
+    }
+    target t;
+    t.kind = target_kind::amdgpu;
+    t.triple = "amdgcn-amd-amdhsa";
+    t.cpu = llvm::AMDGPU::getArchNameAMDGCN(kind).str();
+    if (llvm::AMDGPU::getArchAttrAMDGCN(kind) & llvm::AMDGPU::FEATURE_WAVE32)
+    {
+        t.features = "+wavefrontsize64";
+    }
+    t.warp_size = 64;
+    t.max_threads_per_block = 1024;
+    t.max_shared_bytes = 64 * 1024;
+    t.global_address_space = 1;
+    t.shared_address_space = 3;
+    t.sync_in_while = true;
+    // v_mfma_f32_16x16x16{f16,bf16_1k}
+    t.matrix_multiply = t.cpu == "gfx90a" || t.cpu.rfind("gfx94", 0) == 0;
     return t;
 }
 

@@ -11,6 +11,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "../launch/compile_only.hpp"
+#include "../launch/hip/hip_driver.hpp"
 #include "../launch/launch_status.hpp"
 #include "flyrt/ir.hpp"
 
@@ -372,40 +374,63 @@ void dispatcher::choose_target(call_state& state)
     const call_state::tensor_device* host = nullptr;
     for (const auto& d : state.devices)
     {
-        const call_state::tensor_device*& first = d.type == device_type::cuda ? gpu : host;
+        const call_state::tensor_device*& first = d.type == device_type::host ? host : gpu;
         first = first != nullptr ? first : &d;
     }
-    const target_choice chosen = asked != target_choice::automatic
-                                     ? asked
-                                     : (gpu != nullptr ? target_choice::cuda : target_choice::cpu);
+    const target_choice by_tensors = gpu == nullptr                   ? target_choice::cpu
+                                     : gpu->type == device_type::rocm ? target_choice::hip
+                                                                      : target_choice::cuda;
+    const target_choice chosen = asked != target_choice::automatic ? asked : by_tensors;
+    const char* runs_on = chosen == target_choice::hip ? "HIP" : "CUDA";
     int device = 0;
-    if (chosen == target_choice::cuda)
+    if (chosen == target_choice::hip && !launch::compile_only())
     {
-        if (host != nullptr)
+        if (const std::string problem = launch::hip::problem(); !problem.empty())
+        {
+            throw std::runtime_error("launcher " + m_name + " runs on the hip target, but " + problem +
+                                     ": the hip target is compile-only here (FLYDSL_COMPILE_ONLY=1 "
+                                     "FLYDSL_ARCH=gfx942, or launcher.lower(..., target=\"hip\", arch=...))");
+        }
+    }
+    if (chosen != target_choice::cpu)
+    {
+        if (host != nullptr && !launch::compile_only())
         {
             throw py::value_error("argument '" + m_params[host->param].name +
-                                  "' is a host array, but launcher " + m_name + " runs on CUDA" +
-                                  (gpu != nullptr ? "" : " (as chosen)") +
-                                  ": pass a CUDA tensor (flyrt makes no copies)");
+                                  "' is a host array, but launcher " + m_name + " runs on " + runs_on +
+                                  (gpu != nullptr ? "" : " (as chosen)") + ": pass a " + runs_on +
+                                  " tensor (flyrt makes no copies)");
         }
         for (const auto& d : state.devices)
         {
-            if (d.index != state.devices.front().index)
+            if (d.type != device_type::host && d.type != gpu->type)
             {
-                throw py::value_error("argument '" + m_params[d.param].name +
-                                      "' is on cuda:" + std::to_string(d.index) + " but '" +
-                                      m_params[state.devices.front().param].name +
-                                      "' is on cuda:" + std::to_string(state.devices.front().index) +
+                throw py::value_error(
+                    "argument '" + m_params[d.param].name + "' and '" + m_params[gpu->param].name +
+                    "' are on GPUs of two kinds (CUDA and ROCm): a launch runs on one device");
+            }
+            if (d.type != device_type::host && d.index != gpu->index)
+            {
+                const std::string kind = gpu->type == device_type::rocm ? "rocm:" : "cuda:";
+                throw py::value_error("argument '" + m_params[d.param].name + "' is on " + kind +
+                                      std::to_string(d.index) + " but '" + m_params[gpu->param].name +
+                                      "' is on " + kind + std::to_string(gpu->index) +
                                       ": a launch runs on one device");
             }
+        }
+        if (gpu != nullptr &&
+            gpu->type != (chosen == target_choice::hip ? device_type::rocm : device_type::cuda))
+        {
+            throw py::value_error("argument '" + m_params[gpu->param].name + "' is on a GPU that launcher " +
+                                  m_name + " does not run on (it runs on " + runs_on + ", as chosen)");
         }
         device = gpu != nullptr ? gpu->index : 0;
     }
     else if (gpu != nullptr)
     {
-        throw py::value_error("argument '" + m_params[gpu->param].name +
-                              "' is on cuda:" + std::to_string(gpu->index) + ", but launcher " + m_name +
-                              " runs on the CPU (as chosen): pass host arrays, or choose the cuda target");
+        throw py::value_error("argument '" + m_params[gpu->param].name + "' is on a GPU (device " +
+                              std::to_string(gpu->index) + "), but launcher " + m_name +
+                              " runs on the CPU (as chosen): pass host arrays, or choose a GPU target");
     }
     state.key[1] = static_cast<std::int64_t>(chosen);
     state.key[2] = device;
@@ -649,8 +674,9 @@ py::object dispatcher::call(PyObject* args, PyObject* kwargs)
     }
     refuse_read_only_outputs(*found, state);
     ++found->hits;
-    if (state.key[1] == static_cast<std::int64_t>(target_choice::cuda))
+    if (state.key[1] != static_cast<std::int64_t>(target_choice::cpu) && !launch::compile_only())
     {
+        // a ROCm torch's current stream is a HIP stream
         launch::set_call_stream(torch_current_stream(static_cast<int>(state.key[2])));
     }
     // A long CPU launch lets other Python threads run (cpu_launch.hpp):

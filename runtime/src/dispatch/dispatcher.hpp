@@ -56,9 +56,10 @@ struct param_spec
 // values of FLYDSL_TARGET after "auto".
 enum class target_choice : std::int8_t
 {
-    automatic = -1, // by the tensors: CUDA tensors run on CUDA, else the CPU
+    automatic = -1, // by the tensors: CUDA tensors run on CUDA, ROCm ones on HIP, else the CPU
     cpu = 0,
     cuda = 1,
+    hip = 2,
 };
 
 // The target every launcher without its own choice runs on.
@@ -87,6 +88,8 @@ struct artifact
     // cannot see, so evicted code would never be freed.
     pybind11::object record_ref;
     std::vector<std::size_t> written_params; // tensor parameters its kernels store into
+    // (kernel name, PTX or AMD code object) of its kernels, for inspection
+    std::vector<std::pair<std::string, std::string>> device_code;
 };
 
 struct cache_counters

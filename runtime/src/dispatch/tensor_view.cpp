@@ -15,6 +15,7 @@ namespace
 PyTypeObject* g_torch_tensor = nullptr;
 PyObject* g_current_raw_stream = nullptr;
 std::vector<std::pair<PyObject*, std::int64_t>> g_torch_dtypes; // dtype object -> key code
+device_type g_torch_gpu = device_type::cuda;                    // where torch's "cuda" tensors are
 
 PyObject* interned(const char* text)
 {
@@ -114,8 +115,9 @@ bool torch_imported()
 
 } // namespace
 
-void register_torch_dtypes(py::dict codes)
+void register_torch_dtypes(py::dict codes, device_type gpu)
 {
+    g_torch_gpu = gpu;
     g_torch_dtypes.clear();
     for (auto item : codes)
     {
@@ -163,7 +165,7 @@ bool describe_torch_cuda(PyObject* value, const std::string& name, tensor_view& 
     read_sizes(sizes.ptr(), out.shape, out.ndim, name, "sizes");
     read_sizes(call_method(value, stride).ptr(), out.strides, out.ndim, name, "strides");
     out.data = static_cast<std::uint64_t>(as_int64(call_method(value, data_ptr).ptr()));
-    out.device = device_type::cuda;
+    out.device = g_torch_gpu;
     out.device_index = static_cast<int>(as_int64(call_method(value, get_device).ptr()));
     set_contiguity(out);
     return true;
@@ -177,12 +179,13 @@ void describe_device_tuple(PyObject* value, const std::string& name, tensor_view
                              std::string(Py_TYPE(value)->tp_name) + ", not a numpy array or a device tensor");
     }
     const std::int64_t type = as_int64(PyTuple_GET_ITEM(value, 0));
-    if (type != static_cast<std::int64_t>(device_type::cuda))
+    if (type != static_cast<std::int64_t>(device_type::cuda) &&
+        type != static_cast<std::int64_t>(device_type::rocm))
     {
         throw py::type_error("argument '" + name + "': tensors on DLPack device type " +
                              std::to_string(type) + " are not supported");
     }
-    out.device = device_type::cuda;
+    out.device = static_cast<device_type>(type);
     out.device_index = static_cast<int>(as_int64(PyTuple_GET_ITEM(value, 1)));
     out.data = static_cast<std::uint64_t>(as_int64(PyTuple_GET_ITEM(value, 2)));
     PyObject* sizes = PyTuple_GET_ITEM(value, 3);

@@ -19,8 +19,9 @@ namespace flyrt::dispatch
 
 enum class device_type : std::uint8_t
 {
-    host = 1, // DLPack's kDLCPU
-    cuda = 2, // kDLCUDA
+    host = 1,  // DLPack's kDLCPU
+    cuda = 2,  // kDLCUDA
+    rocm = 10, // kDLROCM
 };
 
 struct tensor_view
@@ -43,8 +44,9 @@ struct tensor_view
 bool describe_torch_cuda(PyObject* value, const std::string& name, tensor_view& out);
 
 // The torch dtypes flyrt knows, with their key codes (the Python driver
-// registers them on its first use of torch).
-void register_torch_dtypes(pybind11::dict codes);
+// registers them on its first use of torch), and where torch's "cuda"
+// tensors are: cuda, or rocm for a ROCm build of torch.
+void register_torch_dtypes(pybind11::dict codes, device_type gpu);
 
 // Reads the adapter's answer for a device tensor: (device type, device
 // index, data pointer, shape, strides in elements, dtype code).

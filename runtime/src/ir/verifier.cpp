@@ -518,10 +518,14 @@ private:
     {
         if (!m_target.matrix_multiply)
         {
-            throw verify_error("fx.mma needs an NVIDIA GPU of sm_80 or newer; this target is " + m_target.cpu,
-                               o.loc);
+            throw verify_error(
+                "fx.mma needs an NVIDIA GPU of sm_80 or newer, or an AMD GPU with MFMA (gfx90a, "
+                "gfx94x); this target is " +
+                    m_target.cpu,
+                o.loc);
         }
-        if (m_target.warp_size != 32)
+        // AMD's 64-lane waves run it as two warps of 32 (codegen/amdgpu)
+        if (m_target.warp_size != 32 && m_target.kind != target_kind::amdgpu)
         {
             throw verify_error("fx.mma needs warps of 32 lanes; the " + m_target.name() + " target's are " +
                                    std::to_string(m_target.warp_size) + " (fx.set_warp_size(32))",

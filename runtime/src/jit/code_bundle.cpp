@@ -8,7 +8,7 @@ namespace flyrt::jit
 namespace
 {
 
-constexpr std::string_view magic = "FLYRT-CODE-2\n";
+constexpr std::string_view magic = "FLYRT-CODE-3\n";
 
 void put_size(std::string& out, std::uint64_t size)
 {
@@ -99,6 +99,12 @@ std::string pack(const compiled_code& code)
         {
             put_size(out, static_cast<std::uint32_t>(size));
         }
+        put_size(out, image.arguments.size());
+        for (const argument_place& place : image.arguments)
+        {
+            put_size(out, place.offset);
+            put_size(out, place.size);
+        }
     }
     return out;
 }
@@ -128,6 +134,13 @@ compiled_code unpack(std::string_view payload)
         for (std::int32_t& size : image.known_block)
         {
             size = static_cast<std::int32_t>(in.size());
+        }
+        for (std::uint64_t j = in.count(); j > 0; --j)
+        {
+            argument_place place;
+            place.offset = static_cast<std::uint32_t>(in.size());
+            place.size = static_cast<std::uint32_t>(in.size());
+            image.arguments.push_back(place);
         }
         code.images.push_back(std::move(image));
     }

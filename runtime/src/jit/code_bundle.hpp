@@ -13,13 +13,21 @@
 namespace flyrt::jit
 {
 
+// Where one of a kernel's parameters goes in an AMD kernarg segment.
+struct argument_place
+{
+    std::uint32_t offset = 0;
+    std::uint32_t size = 0;
+};
+
 struct device_image
 {
     std::string kernel;                                 // its entry point
-    std::string code;                                   // PTX
+    std::string code;                                   // PTX, or an AMD code object (ELF)
     std::vector<std::string> reports;                   // report messages, by index
     std::uint32_t parameters = 0;                       // 8-byte argument slots it takes
     std::array<std::int32_t, 3> known_block{{0, 0, 0}}; // the block size it was compiled for (0: any)
+    std::vector<argument_place> arguments;              // AMD: from the code object's metadata, per parameter
 };
 
 struct compiled_code

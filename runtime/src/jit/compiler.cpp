@@ -2,15 +2,16 @@
 
 #include <llvm/IR/LLVMContext.h>
 
+#include "../codegen/gpu/gpu_kernel.hpp"
 #include "../codegen/module_lowering.hpp"
-#include "../codegen/nvptx/nvptx_codegen.hpp"
+#include "amdgpu_machine.hpp"
+#include "amdgpu_metadata.hpp"
 #include "code_bundle.hpp"
 #include "host_machine.hpp"
 #include "nvptx_machine.hpp"
 
 namespace flyrt::jit
 {
-
 std::string compile(const ir::module& m, const target& kernels, std::string* llvm_ir_out)
 {
     // Host code runs here; only the CPU target's warp size (its shuffles) differs.
@@ -27,8 +28,17 @@ std::string compile(const ir::module& m, const target& kernels, std::string* llv
         }
         device_image image;
         image.kernel = f->name;
-        image.code = compile_ptx(*lowered.devices.at(next++), kernels, llvm_ir_out);
-        image.reports = codegen::nvptx::report_messages(*f);
+        llvm::Module& device = *lowered.devices.at(next++);
+        if (kernels.kind == target_kind::amdgpu)
+        {
+            image.code = compile_code_object(device, kernels, llvm_ir_out);
+            image.arguments = argument_places(image.code, f->name, f->parameters.size());
+        }
+        else
+        {
+            image.code = compile_ptx(device, kernels, llvm_ir_out);
+        }
+        image.reports = codegen::report_messages(*f);
         image.parameters = static_cast<std::uint32_t>(f->parameters.size());
         image.known_block = f->known_block_size;
         code.images.push_back(std::move(image));

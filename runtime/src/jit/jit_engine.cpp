@@ -12,7 +12,7 @@
 
 #include "../codegen/cpu/cpu_codegen.hpp"
 #include "../codegen/cpu/cpu_lowering.hpp"
-#include "../codegen/device_launch.hpp"
+#include "../codegen/gpu/device_launch.hpp"
 #include "../launch/cpu/cpu_launch.hpp"
 #include "../launch/device_kernel.hpp"
 

@@ -2,6 +2,8 @@
 // whatever it runs on: let other threads run, and see an interrupt.
 #pragma once
 
+#include <functional>
+
 namespace flyrt::launch
 {
 
@@ -22,6 +24,13 @@ struct blocking_section_hooks
     void (*leave)(void* entered) = nullptr;
 };
 void set_blocking_section_hooks(blocking_section_hooks hooks);
+
+// Waits until `done()` (a driver's query of a stream) says so: the first
+// 200 us spin (a short kernel's end seen within a microsecond or two: a
+// sleep, however short asked, takes Linux's 50 us timer slack), then the
+// pauses grow to 1 ms, so a long wait does not spin a core. `interrupted`
+// is asked every 20 ms; true gives the wait up (returns false).
+bool poll_until(const std::function<bool()>& done, bool (*interrupted)());
 
 class blocking_section
 {

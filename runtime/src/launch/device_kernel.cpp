@@ -21,6 +21,22 @@ std::int64_t call_stream()
     return t_call_stream;
 }
 
+std::int32_t report_status(const report_record& record,
+                           const std::string& kernel,
+                           const std::vector<std::string>& messages)
+{
+    if (record.taken == 0)
+    {
+        return 0;
+    }
+    if (record.which < 0 || static_cast<std::size_t>(record.which) >= messages.size())
+    {
+        return fail("kernel " + kernel + " reported an error flyrt cannot name");
+    }
+    return fail(format_report(messages[record.which], codegen::report_values, record.values),
+                status_reported);
+}
+
 } // namespace flyrt::launch
 
 extern "C" std::int32_t flyrt_device_launch(flyrt::launch::device_kernel* kernel,

@@ -1,11 +1,13 @@
 // A kernel loaded on a GPU, whichever driver loaded it. Generated host code
-// launches it through flyrt_device_launch (codegen/device_launch.hpp) with
+// launches it through flyrt_device_launch (codegen/gpu/device_launch.hpp) with
 // the table of kernels its artifact loaded.
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
+#include "../codegen/gpu/gpu_kernel.hpp"
 #include "launch_status.hpp"
 
 namespace flyrt::launch
@@ -23,6 +25,21 @@ struct kernel_resources
     std::int64_t image_bytes = 0;  // the code handed to the driver
     std::int64_t device_bytes = 0; // device memory the load took (the driver's free-memory delta)
 };
+
+// The error report a GPU kernel fills (codegen/gpu/gpu_kernel.hpp), as
+// read back after a checked launch.
+struct report_record
+{
+    std::int32_t taken = 0;
+    std::int32_t which = 0;
+    std::int64_t values[codegen::report_values] = {};
+};
+
+// The launch status a read record gives: 0 when nothing was reported, else
+// status_reported with the message `messages[which]` names.
+std::int32_t report_status(const report_record& record,
+                           const std::string& kernel,
+                           const std::vector<std::string>& messages);
 
 class device_kernel
 {

@@ -9,14 +9,20 @@
 
 #include "../dispatch/dispatcher.hpp"
 #include "../dispatch/tensor_view.hpp"
+#include "../jit/amdgpu_machine.hpp"
+#include "../jit/amdgpu_metadata.hpp"
 #include "../jit/code_bundle.hpp"
 #include "../jit/compiler.hpp"
 #include "../jit/jit_engine.hpp"
 #include "../jit/nvptx_machine.hpp"
 #include "../launch/blocking.hpp"
+#include "../launch/compile_only.hpp"
 #include "../launch/cpu/cpu_launch.hpp"
 #include "../launch/cuda/cuda_driver.hpp"
 #include "../launch/cuda/cuda_kernel.hpp"
+#include "../launch/hip/hip_driver.hpp"
+#include "../launch/hip/hip_kernel.hpp"
+#include "../launch/hip/kernel_arguments.hpp"
 #include "flyrt/builder.hpp"
 #include "flyrt/target.hpp"
 #include "flyrt/value_ranges.hpp"
@@ -57,6 +63,41 @@ ir::function_builder& add_function(module_handle& m,
     return *m.builders.back();
 }
 
+// (kernel name, PTX text or AMD code object bytes) of each device image.
+py::list device_code_list(const std::vector<std::pair<std::string, std::string>>& images)
+{
+    py::list out;
+    for (const auto& [kernel, code] : images)
+    {
+        const bool elf = code.rfind("\x7f"
+                                    "ELF",
+                                    0) == 0;
+        out.append(py::make_tuple(kernel, elf ? py::object(py::bytes(code)) : py::object(py::str(code))));
+    }
+    return out;
+}
+
+// A device image loaded where its target runs it (in compile-only mode: nowhere).
+std::unique_ptr<launch::device_kernel>
+load_kernel(const jit::device_image& image, const target& kernels, int device)
+{
+    if (launch::compile_only())
+    {
+        return std::make_unique<launch::compiled_only_kernel>(
+            image, kernels.max_threads_per_block, kernels.max_shared_bytes);
+    }
+    switch (kernels.kind)
+    {
+    case target_kind::nvptx:
+        return std::make_unique<launch::cuda::cuda_kernel>(image, device);
+    case target_kind::amdgpu:
+        return std::make_unique<launch::hip::hip_kernel>(image, device);
+    case target_kind::cpu:
+        break;
+    }
+    throw std::runtime_error("device images for a target without a GPU runtime");
+}
+
 // Loads a compile's payload: its device images on `device` (GPU targets),
 // its host code into the JIT.
 std::shared_ptr<dispatch::artifact>
@@ -69,17 +110,42 @@ load_artifact(const py::bytes& payload, const std::string& entry, const target& 
         const jit::compiled_code code = jit::unpack(bytes);
         for (const jit::device_image& image : code.images)
         {
-            if (kernels.kind != target_kind::nvptx)
-            {
-                throw std::runtime_error("device images for a target without a GPU runtime");
-            }
-            result->kernels.push_back(std::make_unique<launch::cuda::cuda_kernel>(image, device));
+            result->kernels.push_back(load_kernel(image, kernels, device));
             result->kernel_table.push_back(result->kernels.back().get());
+            result->device_code.emplace_back(image.kernel, image.code);
         }
         result->code = std::make_shared<jit::loaded_object>(code.host_objects);
         result->entry = reinterpret_cast<decltype(result->entry)>(result->code->address(entry));
     }
     return result;
+}
+
+py::list code_object_kernels(const py::bytes& code_object)
+{
+    py::list out;
+    for (const jit::code_object_kernel& k : jit::read_code_object(std::string(code_object)))
+    {
+        py::list arguments;
+        for (const jit::kernel_argument& a : k.arguments)
+        {
+            arguments.append(
+                py::dict(py::arg("offset") = a.offset, py::arg("size") = a.size, py::arg("kind") = a.kind));
+        }
+        py::dict kernel;
+        kernel["name"] = k.name;
+        kernel["arguments"] = arguments;
+        kernel["kernarg_bytes"] = k.kernarg_bytes;
+        kernel["group_segment_bytes"] = k.group_segment_bytes;
+        kernel["private_segment_bytes"] = k.private_segment_bytes;
+        kernel["sgprs"] = k.sgprs;
+        kernel["vgprs"] = k.vgprs;
+        kernel["agprs"] = k.agprs;
+        kernel["sgpr_spills"] = k.sgpr_spills;
+        kernel["vgpr_spills"] = k.vgpr_spills;
+        kernel["wavefront_size"] = k.wavefront_size;
+        out.append(kernel);
+    }
+    return out;
 }
 
 py::dict device_description(int ordinal)
@@ -411,6 +477,8 @@ PYBIND11_MODULE(_core, m)
                       [](dispatch::artifact& a, const py::object& record)
                       { a.record_ref = record.is_none() ? py::object() : py::weakref(record); })
         .def_readwrite("written_params", &dispatch::artifact::written_params)
+        .def_property_readonly("device_code",
+                               [](const dispatch::artifact& a) { return device_code_list(a.device_code); })
         .def_property_readonly("device_kernels",
                                [](const dispatch::artifact& a)
                                {
@@ -431,14 +499,14 @@ PYBIND11_MODULE(_core, m)
         "device_images",
         [](const py::bytes& payload)
         {
-            py::list images;
+            std::vector<std::pair<std::string, std::string>> images;
             for (const jit::device_image& image : jit::unpack(std::string(payload)).images)
             {
-                images.append(py::make_tuple(image.kernel, image.code));
+                images.emplace_back(image.kernel, image.code);
             }
-            return images;
+            return device_code_list(images);
         },
-        "(kernel name, PTX) of each device image in a compiled payload.");
+        "(kernel name, PTX text or AMD code object bytes) of each device image in a compiled payload.");
     m.def(
         "compiled_part_counts",
         []
@@ -502,7 +570,10 @@ PYBIND11_MODULE(_core, m)
     m.def("tracing", &dispatch::tracing);
     m.def("set_worker_count", &launch::set_worker_count);
     m.def("worker_count", &launch::worker_count);
-    py::enum_<target_kind>(m, "TargetKind").value("cpu", target_kind::cpu).value("nvptx", target_kind::nvptx);
+    py::enum_<target_kind>(m, "TargetKind")
+        .value("cpu", target_kind::cpu)
+        .value("nvptx", target_kind::nvptx)
+        .value("amdgpu", target_kind::amdgpu);
     py::class_<target>(m, "Target")
         .def_readonly("kind", &target::kind)
         .def_readonly("triple", &target::triple)
@@ -519,6 +590,12 @@ PYBIND11_MODULE(_core, m)
         .def("__repr__", [](const target& t) { return "<flyrt target " + t.id() + ">"; });
     m.def("cpu_target", &cpu_target, py::arg("warp_size"));
     m.def("nvptx_target", &nvptx_target, py::arg("major"), py::arg("minor"));
+    m.def("amdgpu_target", &amdgpu_target, py::arg("arch"));
+    m.def("amdgpu_linker", &jit::linker_path, "The ld.lld that links AMD code objects (\"\" if none).");
+    m.def("code_object_kernels",
+          &code_object_kernels,
+          py::arg("code_object"),
+          "What an AMD code object's metadata says of each kernel.");
     m.def(
         "set_default_target",
         [](int code) { dispatch::set_default_target(static_cast<dispatch::target_choice>(code)); },
@@ -527,7 +604,29 @@ PYBIND11_MODULE(_core, m)
           &dispatch::set_bounds_checks,
           "This process's choice of bounds checks: 1 on, 0 off, -1 as FLYDSL_DEBUG_BOUNDS says.");
     m.def("bounds_checks", &dispatch::bounds_checks, "Whether kernels compiled now check bounds.");
-    m.def("register_torch_dtypes", &dispatch::register_torch_dtypes);
+    m.def(
+        "register_torch_dtypes",
+        [](py::dict codes, int gpu_device_type)
+        { dispatch::register_torch_dtypes(codes, static_cast<dispatch::device_type>(gpu_device_type)); },
+        py::arg("codes"),
+        py::arg("gpu_device_type"));
+    m.def("hip_problem", &launch::hip::problem, "Why HIP cannot launch here (\"\" when it can).");
+    m.def("set_compile_only", &launch::set_compile_only);
+    m.def(
+        "pack_kernel_arguments",
+        [](const py::bytes& code_object, const std::string& kernel, const std::vector<std::uint64_t>& slots)
+        {
+            // As a launch of `kernel` packs its slots (the places a compile reads from the code object).
+            const std::vector<jit::argument_place> places =
+                jit::argument_places(std::string(code_object), kernel, slots.size());
+            std::string buffer(launch::hip::kernel_arguments_size(places), '\0');
+            launch::hip::pack_kernel_arguments(
+                places, slots.data(), reinterpret_cast<std::uint8_t*>(buffer.data()));
+            return py::bytes(buffer);
+        },
+        py::arg("code_object"),
+        py::arg("kernel"),
+        py::arg("slots"));
     m.def("set_libdevice_path", &jit::set_libdevice_path);
     m.def("cuda_available", &launch::cuda::available, "Whether a CUDA driver with a device answers.");
     m.def("cuda_device", &device_description, py::arg("ordinal"));

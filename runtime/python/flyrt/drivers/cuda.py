@@ -1,4 +1,4 @@
-"""NVIDIA GPUs through the CUDA driver (flyrt._core opens libcuda.so.1 at
+"""GPU tensors, and NVIDIA GPUs through the CUDA driver (flyrt._core opens libcuda.so.1 at
 run time): device architectures, CUDA tensors from torch (read in C++ once
 their dtypes are registered here), cupy and any ``__cuda_array_interface__``
 or DLPack exporter, and CUDA's libdevice for Float64 math."""
@@ -9,6 +9,7 @@ import os
 import sys
 
 from .. import _core, dtypes, fp8
+from . import hip
 
 DEVICE_TYPE = 2  # DLPack's kDLCUDA; the dispatcher's device_type::cuda
 
@@ -71,8 +72,14 @@ def register_torch(torch):
         if hasattr(torch, name):
             pairs[getattr(torch, name)] = dtype
     codes = {t: _code(d) for t, d in pairs.items()}
-    _core.register_torch_dtypes(codes)
+    _core.register_torch_dtypes(codes, torch_gpu_device_type(torch))
     return codes
+
+
+def torch_gpu_device_type(torch):
+    """Where torch's "cuda" tensors are: on NVIDIA GPUs, or on AMD ones (a
+    ROCm build of torch), as DLPack numbers them."""
+    return hip.DEVICE_TYPE if hip.is_rocm_torch(torch) else DEVICE_TYPE
 
 
 def device_tensor(value, name):
@@ -85,13 +92,13 @@ def device_tensor(value, name):
         codes = register_torch(torch)
         if value.dtype not in codes:
             raise TypeError(f"argument '{name}': unsupported tensor dtype {value.dtype}")
-        return (DEVICE_TYPE, value.get_device(), value.data_ptr(), tuple(value.shape), tuple(value.stride()),
-                codes[value.dtype])
+        return (torch_gpu_device_type(torch), value.get_device(), value.data_ptr(), tuple(value.shape),
+                tuple(value.stride()), codes[value.dtype])
     interface = getattr(value, "__cuda_array_interface__", None)
     if interface is not None:
         return _from_interface(value, interface, name)
-    if hasattr(value, "__dlpack_device__") and value.__dlpack_device__()[0] == DEVICE_TYPE:
-        raise TypeError(f"argument '{name}': a DLPack CUDA tensor of {type(value).__name__} without "
+    if hasattr(value, "__dlpack_device__") and value.__dlpack_device__()[0] in (DEVICE_TYPE, hip.DEVICE_TYPE):
+        raise TypeError(f"argument '{name}': a DLPack GPU tensor of {type(value).__name__} without "
                         "__cuda_array_interface__; pass a torch or cupy tensor")
     return None
 

@@ -24,18 +24,22 @@ void cpu_function_lowering::load_parameters(llvm::Value* slots)
 
 llvm::Value* cpu_function_lowering::math(arith kind, llvm::Value* x, ir::scalar s)
 {
+    // Inline f32 exp2 and f64 exp and log, so the loops around them
+    // vectorize: LLVM 19 lowers llvm.exp and llvm.log to one libm call per
+    // lane (f64's are also the AMD target's, checked here against numpy).
+    const bool f64 = s == ir::scalar::f64;
     switch (kind)
     {
     case arith::exp:
-        return intrinsic(llvm::Intrinsic::exp, x);
+        return f64 ? exp_f64(m_b, x) : intrinsic(llvm::Intrinsic::exp, x);
     case arith::exp2:
-        // Inline for f32, so the loops around it vectorize: LLVM 19 lowers
-        // llvm.exp2 to one libm call per lane.
-        return s == ir::scalar::f32 ? exp2_f32(m_b, x) : intrinsic(llvm::Intrinsic::exp2, x);
+        return s == ir::scalar::f32 ? exp2_f32(m_b, x)
+               : f64                ? exp2_f64(m_b, x)
+                                    : intrinsic(llvm::Intrinsic::exp2, x);
     case arith::log:
-        return intrinsic(llvm::Intrinsic::log, x);
+        return f64 ? log_f64(m_b, x, false) : intrinsic(llvm::Intrinsic::log, x);
     case arith::log2:
-        return intrinsic(llvm::Intrinsic::log2, x);
+        return f64 ? log_f64(m_b, x, true) : intrinsic(llvm::Intrinsic::log2, x);
     case arith::sqrt:
         return intrinsic(llvm::Intrinsic::sqrt, x);
     case arith::rsqrt:

@@ -1,12 +1,12 @@
 #include "cuda_driver.hpp"
 
+#include "../blocking.hpp"
+
 #include <dlfcn.h>
 
 #include <algorithm>
-#include <chrono>
 #include <mutex>
 #include <stdexcept>
-#include <thread>
 #include <vector>
 
 namespace flyrt::launch::cuda
@@ -197,35 +197,15 @@ CUcontext use_device(int ordinal)
 CUresult wait(CUstream stream, bool (*interrupted)())
 {
     const driver_api& api = driver();
-    // The first 200 us spin (a short kernel's end seen within a microsecond
-    // or two: a sleep, however short asked, takes Linux's 50 us timer slack),
-    // then the pauses grow to 1 ms, so a long wait does not spin a core.
-    const auto start = std::chrono::steady_clock::now();
-    auto pause = std::chrono::microseconds(20);
-    auto next_check = start + std::chrono::milliseconds(20);
-    for (;;)
-    {
-        const CUresult state = api.cuStreamQuery(stream);
-        if (state != CUDA_ERROR_NOT_READY)
+    CUresult state = CUDA_SUCCESS;
+    const bool finished = poll_until(
+        [&]
         {
-            return state;
-        }
-        if (std::chrono::steady_clock::now() - start < std::chrono::microseconds(200))
-        {
-            std::this_thread::yield();
-            continue;
-        }
-        if (interrupted != nullptr && std::chrono::steady_clock::now() >= next_check)
-        {
-            if (interrupted())
-            {
-                return CUDA_ERROR_NOT_READY;
-            }
-            next_check = std::chrono::steady_clock::now() + std::chrono::milliseconds(20);
-        }
-        std::this_thread::sleep_for(pause);
-        pause = std::min(pause * 2, std::chrono::microseconds(1000));
-    }
+            state = api.cuStreamQuery(stream);
+            return state != CUDA_ERROR_NOT_READY;
+        },
+        interrupted);
+    return finished ? state : CUDA_ERROR_NOT_READY;
 }
 
 bool synchronize(int ordinal, std::int64_t stream, bool (*interrupted)())

@@ -4,7 +4,6 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "../../codegen/nvptx/nvptx_codegen.hpp"
 #include "../blocking.hpp"
 
 namespace flyrt::launch::cuda
@@ -63,7 +62,7 @@ cuda_kernel::cuda_kernel(const jit::device_image& image, int ordinal)
     CUresult found = api.cuModuleGetFunction(&m_function, m_module, m_name.c_str());
     if (found == CUDA_SUCCESS && !m_reports.empty())
     {
-        found = api.cuModuleGetGlobal(&m_report, &m_report_bytes, m_module, codegen::nvptx::report_global);
+        found = api.cuModuleGetGlobal(&m_report, &m_report_bytes, m_module, codegen::report_global);
     }
     if (found != CUDA_SUCCESS)
     {
@@ -181,12 +180,7 @@ std::int32_t cuda_kernel::read_report(CUstream stream)
         return fail("kernel " + m_name + " failed: " + error_text(done) +
                     (sticky(done) ? " (this process's CUDA context is unusable until it restarts)" : ""));
     }
-    struct
-    {
-        std::int32_t taken;
-        std::int32_t which;
-        std::int64_t values[codegen::nvptx::report_values];
-    } record{};
+    report_record record;
     if (m_report_bytes != sizeof record)
     {
         return fail("kernel " + m_name + ": its report record has an unexpected size");
@@ -195,17 +189,11 @@ std::int32_t cuda_kernel::read_report(CUstream stream)
     {
         return fail("kernel " + m_name + ": cannot read its error report: " + error_text(read));
     }
-    if (record.taken == 0)
+    if (record.taken != 0)
     {
-        return 0;
+        api.cuMemsetD8(m_report, 0, sizeof record);
     }
-    api.cuMemsetD8(m_report, 0, sizeof record);
-    if (record.which < 0 || static_cast<std::size_t>(record.which) >= m_reports.size())
-    {
-        return fail("kernel " + m_name + " reported an error flyrt cannot name");
-    }
-    return fail(format_report(m_reports[record.which], codegen::nvptx::report_values, record.values),
-                status_reported);
+    return report_status(record, m_name, m_reports);
 }
 
 } // namespace flyrt::launch::cuda

@@ -4,7 +4,7 @@
 // kernels (launch/device_kernel.hpp has the runtime side).
 #pragma once
 
-#include "target_codegen.hpp"
+#include "../target_codegen.hpp"
 
 namespace flyrt::codegen
 {

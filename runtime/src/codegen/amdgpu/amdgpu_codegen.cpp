@@ -1,0 +1,366 @@
+#include "amdgpu_codegen.hpp"
+
+#include <stdexcept>
+
+#include <llvm/IR/Constants.h>
+#include <llvm/IR/Function.h>
+#include <llvm/IR/IntrinsicsAMDGPU.h>
+
+#include "../gpu/device_launch.hpp"
+#include "../gpu/gpu_kernel.hpp"
+#include "../inline_math.hpp"
+
+namespace flyrt::codegen::amdgpu
+{
+namespace
+{
+
+using ir::arith;
+using ir::scalar;
+
+bool uses_dynamic_shared(const ir::region& r)
+{
+    for (const auto& o : r.ops)
+    {
+        if (o->code == ir::opcode::shared && o->int_value < 0)
+        {
+            return true;
+        }
+        for (const auto& sub : o->regions)
+        {
+            if (uses_dynamic_shared(*sub))
+            {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+class amdgpu_kernel_lowering : public gpu_kernel_lowering
+{
+public:
+    using gpu_kernel_lowering::gpu_kernel_lowering;
+
+protected:
+    unsigned calling_convention() const override { return llvm::CallingConv::AMDGPU_KERNEL; }
+
+    void annotate_kernel() override
+    {
+        if (m_fn.known_block_size[0] <= 0)
+        {
+            return; // LLVM's default for kernels: 1 to 1024 threads
+        }
+        const std::int64_t threads =
+            std::int64_t(m_fn.known_block_size[0]) * m_fn.known_block_size[1] * m_fn.known_block_size[2];
+        const std::string size = std::to_string(threads);
+        m_llvm_fn->addFnAttr("amdgpu-flat-work-group-size", size + "," + size);
+        if (m_fn.min_blocks_per_sm > 0)
+        {
+            // That many blocks per compute unit: its four SIMDs share their waves.
+            const std::int64_t waves = (threads + m_target.warp_size - 1) / m_target.warp_size;
+            const std::int64_t per_simd = (m_fn.min_blocks_per_sm * waves + 3) / 4;
+            m_llvm_fn->addFnAttr("amdgpu-waves-per-eu", std::to_string(per_simd));
+        }
+    }
+
+    // Thread and block indices are registers; block and grid sizes come
+    // from the dispatch's implicit arguments (code object v5: block counts
+    // as u32 at 0, 4, 8; block sizes as u16 at 12, 14, 16).
+    llvm::Value* special(ir::special_register which, int dim) override
+    {
+        using ir::special_register;
+        static const llvm::Intrinsic::ID thread[3] = {llvm::Intrinsic::amdgcn_workitem_id_x,
+                                                      llvm::Intrinsic::amdgcn_workitem_id_y,
+                                                      llvm::Intrinsic::amdgcn_workitem_id_z};
+        static const llvm::Intrinsic::ID block[3] = {llvm::Intrinsic::amdgcn_workgroup_id_x,
+                                                     llvm::Intrinsic::amdgcn_workgroup_id_y,
+                                                     llvm::Intrinsic::amdgcn_workgroup_id_z};
+        switch (which)
+        {
+        case special_register::thread_idx:
+            return m_b.CreateIntrinsic(thread[dim], {}, {});
+        case special_register::block_idx:
+            return m_b.CreateIntrinsic(block[dim], {}, {});
+        case special_register::block_dim:
+        {
+            if (m_fn.known_block_size[0] > 0)
+            {
+                return m_b.getInt32(static_cast<std::uint32_t>(m_fn.known_block_size[dim]));
+            }
+            llvm::Value* size = m_b.CreateLoad(m_b.getInt16Ty(), implicit_argument(12 + 2 * dim));
+            return m_b.CreateZExt(size, m_b.getInt32Ty());
+        }
+        case special_register::grid_dim:
+            return m_b.CreateLoad(m_b.getInt32Ty(), implicit_argument(4 * dim));
+        }
+        throw std::logic_error("unknown special register");
+    }
+
+    // s_barrier, with the workgroup fences that make shared-memory writes
+    // before it visible to reads after it (as HIP's __syncthreads).
+    void barrier(const ir::op&) override
+    {
+        const llvm::SyncScope::ID workgroup = m_ctx.getOrInsertSyncScopeID("workgroup");
+        m_b.CreateFence(llvm::AtomicOrdering::Release, workgroup);
+        m_b.CreateIntrinsic(llvm::Intrinsic::amdgcn_s_barrier, {}, {});
+        m_b.CreateFence(llvm::AtomicOrdering::Acquire, workgroup);
+    }
+
+    // A kernel with static arrays only gets them as a sized LDS array, which
+    // its code object's group segment states (HIP's occupancy counts it);
+    // one using `smem=` gets them all in the one dynamic array.
+    llvm::Value* shared_memory() override
+    {
+        if (uses_dynamic_shared(m_fn.body))
+        {
+            return gpu_kernel_lowering::shared_memory();
+        }
+        llvm::GlobalVariable* shared = m_out.getGlobalVariable(shared_global, true);
+        if (shared == nullptr)
+        {
+            auto* type =
+                llvm::ArrayType::get(m_b.getInt8Ty(), static_cast<std::uint64_t>(m_fn.static_shared_bytes));
+            shared = new llvm::GlobalVariable(m_out,
+                                              type,
+                                              false,
+                                              llvm::GlobalValue::InternalLinkage,
+                                              llvm::UndefValue::get(type), // LDS cannot be initialized
+                                              shared_global,
+                                              nullptr,
+                                              llvm::GlobalValue::NotThreadLocal,
+                                              m_target.shared_address_space);
+            shared->setAlignment(llvm::Align(16));
+        }
+        return shared;
+    }
+
+    std::vector<llvm::Value*> move_pieces(const std::vector<llvm::Value*>& pieces, llvm::Value* lane) override
+    {
+        std::vector<llvm::Value*> moved;
+        for (llvm::Value* piece : pieces)
+        {
+            moved.push_back(pull(lane, piece));
+        }
+        return moved;
+    }
+
+    // Float64 exp and log in IR: ROCm's device library (ocml), where HIP
+    // gets them, is not linked by flyrt.
+    llvm::Value* f64_math(arith kind, llvm::Value* x) override
+    {
+        switch (kind)
+        {
+        case arith::exp:
+            return exp_f64(m_b, x);
+        case arith::exp2:
+            return exp2_f64(m_b, x);
+        case arith::log:
+            return log_f64(m_b, x, false);
+        default:
+            return log_f64(m_b, x, true);
+        }
+    }
+
+    // FP8 by gfx94x's conversion instruction, whose FP8 is e4m3fnuz: four
+    // bytes a word, two per conversion. e4m3fn is that reading doubled but
+    // for its special codes, patched in.
+    llvm::Value* decode_fp8(llvm::Value* bytes, ir::fp8_format format, llvm::Type* to) override
+    {
+        if (m_target.cpu.rfind("gfx94", 0) != 0)
+        {
+            return function_lowering::decode_fp8(bytes, format, to);
+        }
+        llvm::Value* wide = as_vector(bytes);
+        const unsigned lanes = llvm::cast<llvm::FixedVectorType>(wide->getType())->getNumElements();
+        const unsigned padded = (lanes + 3) / 4 * 4;
+        std::vector<int> order;
+        for (unsigned i = 0; i < padded; ++i)
+        {
+            order.push_back(static_cast<int>(i < lanes ? i : lanes - 1));
+        }
+        llvm::Value* words = m_b.CreateBitCast(m_b.CreateShuffleVector(wide, order),
+                                               llvm::FixedVectorType::get(m_b.getInt32Ty(), padded / 4));
+        llvm::Value* floats = llvm::PoisonValue::get(llvm::FixedVectorType::get(m_b.getFloatTy(), lanes));
+        for (unsigned w = 0; w < padded / 4; ++w)
+        {
+            llvm::Value* word = m_b.CreateExtractElement(words, w);
+            for (unsigned half = 0; half < 2; ++half)
+            {
+                llvm::Value* two = m_b.CreateIntrinsic(
+                    llvm::Intrinsic::amdgcn_cvt_pk_f32_fp8, {}, {word, m_b.getInt1(half == 1)});
+                for (unsigned e = 0; e < 2; ++e)
+                {
+                    const unsigned lane = 4 * w + 2 * half + e;
+                    if (lane < lanes)
+                    {
+                        floats = m_b.CreateInsertElement(floats, m_b.CreateExtractElement(two, e), lane);
+                    }
+                }
+            }
+        }
+        if (format == ir::fp8_format::e4m3fn)
+        {
+            floats = patch_e4m3_specials(
+                wide, m_b.CreateFMul(floats, llvm::ConstantFP::get(floats->getType(), 2.0)), format);
+        }
+        if (!bytes->getType()->isVectorTy())
+        {
+            floats = m_b.CreateExtractElement(floats, std::uint64_t(0));
+        }
+        return to == floats->getType() ? floats : m_b.CreateFPCast(floats, to); // exact
+    }
+
+    // fx.mma: each half-wave h is a warp of the DSL with its own A (16x16),
+    // B (16x8) and C. The wave does one v_mfma_f32_16x16x16 per half: A_h
+    // and B_h (B's columns 8-15 zero) are moved from the DSL's fragment
+    // layout into MFMA's (lane l holds A[l % 16][4 (l / 16) + e] and
+    // B[4 (l / 16) + e][l % 16], and gets D[4 (l / 16) + e][l % 16]),
+    // and the product back into the DSL's layout, where C is added.
+    void mma(const ir::op& o) override
+    {
+        const bool bf16 = kind_of(o.operands[0]) == scalar::bf16;
+        const std::vector<llvm::Value*> a = pairs(value(o.operands[0]), 4);
+        const std::vector<llvm::Value*> b = pairs(value(o.operands[1]), 2);
+        llvm::Value* c = value(o.operands[2]);
+        llvm::Value* lane = lane_id();
+        auto u = [&](std::uint32_t v) { return m_b.getInt32(v); };
+        llvm::Value* l16 = m_b.CreateURem(lane, u(16));
+        llvm::Value* q = m_b.CreateUDiv(lane, u(16));
+        // this lane's place in the DSL's layout: g, t, and its half-wave
+        llvm::Value* own = m_b.CreateURem(lane, u(32));
+        llvm::Value* g = m_b.CreateUDiv(own, u(4));
+        llvm::Value* t = m_b.CreateURem(own, u(4));
+        llvm::Value* first_half = m_b.CreateICmpULT(lane, u(32));
+        llvm::Type* operand =
+            llvm::FixedVectorType::get(bf16 ? m_b.getInt16Ty() : m_b.getHalfTy(), 4); // MFMA's A and B
+        llvm::Type* accumulator = llvm::FixedVectorType::get(m_b.getFloatTy(), 4);
+        llvm::Value* result = nullptr;
+        for (std::uint32_t h = 0; h < 2; ++h)
+        {
+            llvm::Value* base = u(32 * h);
+            llvm::Value* a_words = llvm::PoisonValue::get(llvm::FixedVectorType::get(m_b.getInt32Ty(), 2));
+            llvm::Value* b_words = a_words;
+            for (std::uint32_t d = 0; d < 2; ++d)
+            {
+                // k = 4q + 2d, even: the pair (k, k + 1) is one 32-bit word
+                llvm::Value* k = m_b.CreateAdd(m_b.CreateMul(q, u(4)), u(2 * d));
+                llvm::Value* k_in8 = m_b.CreateUDiv(m_b.CreateURem(k, u(8)), u(2));
+                llvm::Value* k_hi = m_b.CreateUDiv(k, u(8));
+                // A_h[i = l % 16][k]: lane 4 (i % 8) + (k % 8) / 2, pair (i / 8) + 2 (k / 8)
+                llvm::Value* a_source =
+                    m_b.CreateAdd(base, m_b.CreateAdd(m_b.CreateMul(m_b.CreateURem(l16, u(8)), u(4)), k_in8));
+                llvm::Value* a_pair = m_b.CreateAdd(m_b.CreateUDiv(l16, u(8)), m_b.CreateMul(k_hi, u(2)));
+                a_words = m_b.CreateInsertElement(a_words, gather(a, a_source, a_pair), d);
+                // B_h[k][j = l % 16], j < 8: lane 4 j + (k % 8) / 2, pair k / 8
+                llvm::Value* b_source = m_b.CreateAdd(base, m_b.CreateAdd(m_b.CreateMul(l16, u(4)), k_in8));
+                llvm::Value* word = gather(b, b_source, k_hi);
+                word = m_b.CreateSelect(m_b.CreateICmpULT(l16, u(8)), word, u(0));
+                b_words = m_b.CreateInsertElement(b_words, word, d);
+            }
+            llvm::Value* product = m_b.CreateIntrinsic(bf16 ? llvm::Intrinsic::amdgcn_mfma_f32_16x16x16bf16_1k
+                                                            : llvm::Intrinsic::amdgcn_mfma_f32_16x16x16f16,
+                                                       {},
+                                                       {m_b.CreateBitCast(a_words, operand),
+                                                        m_b.CreateBitCast(b_words, operand),
+                                                        llvm::ConstantAggregateZero::get(accumulator),
+                                                        u(0),
+                                                        u(0),
+                                                        u(0)});
+            std::vector<llvm::Value*> items;
+            for (unsigned e = 0; e < 4; ++e)
+            {
+                items.push_back(m_b.CreateBitCast(m_b.CreateExtractElement(product, e), m_b.getInt32Ty()));
+            }
+            // back: element x of this lane is D[r = g + 8 (x / 2)][col = 2t + x % 2],
+            // held by MFMA lane col + 16 (r / 4) as its item r % 4
+            llvm::Value* mine = llvm::PoisonValue::get(accumulator);
+            for (std::uint32_t x = 0; x < 4; ++x)
+            {
+                llvm::Value* r = m_b.CreateAdd(g, u(8 * (x / 2)));
+                llvm::Value* col = m_b.CreateAdd(m_b.CreateMul(t, u(2)), u(x % 2));
+                llvm::Value* source = m_b.CreateAdd(col, m_b.CreateMul(m_b.CreateUDiv(r, u(4)), u(16)));
+                llvm::Value* item = gather(items, source, m_b.CreateURem(r, u(4)));
+                mine = m_b.CreateInsertElement(mine, m_b.CreateBitCast(item, m_b.getFloatTy()), x);
+            }
+            result = h == 0 ? mine : m_b.CreateSelect(first_half, result, mine);
+        }
+        bind(o.results[0], m_b.CreateFAdd(result, c));
+    }
+
+private:
+    llvm::Value* implicit_argument(unsigned offset)
+    {
+        llvm::Value* base = m_b.CreateIntrinsic(llvm::Intrinsic::amdgcn_implicitarg_ptr, {}, {});
+        return m_b.CreateConstInBoundsGEP1_64(m_b.getInt8Ty(), base, offset);
+    }
+
+    // This thread's lane in its wave.
+    llvm::Value* lane_id()
+    {
+        llvm::Value* low =
+            m_b.CreateIntrinsic(llvm::Intrinsic::amdgcn_mbcnt_lo, {}, {m_b.getInt32(~0u), m_b.getInt32(0)});
+        return m_b.CreateIntrinsic(llvm::Intrinsic::amdgcn_mbcnt_hi, {}, {m_b.getInt32(~0u), low});
+    }
+
+    // The 32-bit word `word` of lane `source` (ds_bpermute addresses bytes).
+    llvm::Value* pull(llvm::Value* source, llvm::Value* word)
+    {
+        return m_b.CreateIntrinsic(
+            llvm::Intrinsic::amdgcn_ds_bpermute, {}, {m_b.CreateShl(source, m_b.getInt32(2)), word});
+    }
+
+    // Word `which` (per lane) of `words` as lane `source` holds it: every
+    // candidate crosses lanes, the lane keeps its own choice.
+    llvm::Value* gather(const std::vector<llvm::Value*>& words, llvm::Value* source, llvm::Value* which)
+    {
+        llvm::Value* chosen = pull(source, words[0]);
+        for (std::size_t i = 1; i < words.size(); ++i)
+        {
+            chosen = m_b.CreateSelect(m_b.CreateICmpEQ(which, m_b.getInt32(static_cast<std::uint32_t>(i))),
+                                      pull(source, words[i]),
+                                      chosen);
+        }
+        return chosen;
+    }
+
+    // A fragment of 16-bit values as `count` 32-bit words of adjacent pairs.
+    std::vector<llvm::Value*> pairs(llvm::Value* fragment, unsigned count)
+    {
+        llvm::Value* words = m_b.CreateBitCast(fragment, llvm::FixedVectorType::get(m_b.getInt32Ty(), count));
+        std::vector<llvm::Value*> out;
+        for (unsigned i = 0; i < count; ++i)
+        {
+            out.push_back(m_b.CreateExtractElement(words, i));
+        }
+        return out;
+    }
+};
+
+class amdgpu_codegen : public target_codegen
+{
+public:
+    using target_codegen::target_codegen;
+
+    bool separate_device_module() const override { return true; }
+
+    void emit_kernel(const ir::module& m, const ir::function& f, llvm::Module& out) const override
+    {
+        amdgpu_kernel_lowering(m, f, description(), out).emit();
+    }
+
+    llvm::Value*
+    emit_launch_call(llvm::IRBuilder<>& b, llvm::Module& host, const launch_call& call) const override
+    {
+        return emit_device_launch_call(b, host, call);
+    }
+};
+
+} // namespace
+
+std::unique_ptr<target_codegen> make_amdgpu_codegen(const target& t)
+{
+    return std::make_unique<amdgpu_codegen>(t);
+}
+
+} // namespace flyrt::codegen::amdgpu

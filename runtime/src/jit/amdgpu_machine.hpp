@@ -1,0 +1,27 @@
+// Code objects for AMD GPUs: one kernel's LLVM module to an AMDGPU object
+// at O3 (code object v5), linked by ld.lld into the shared ELF that HIP's
+// hipModuleLoadData takes. The linker runs as a program: $FLYDSL_LLD, else
+// LLVM 19's ld.lld (ld.lld-19 on PATH, or beside the LLVM flyrt was built
+// with). Calls nothing can resolve (flyrt links no device library) are a
+// Python error before the backend sees them.
+#pragma once
+
+#include <string>
+
+#include "flyrt/target.hpp"
+
+namespace llvm
+{
+class Module;
+}
+
+namespace flyrt::jit
+{
+
+// The code object for `kernel` (a module holding one kernel, which it modifies).
+std::string compile_code_object(llvm::Module& kernel, const target& gpu, std::string* llvm_ir_out);
+
+// The ld.lld flyrt runs ("" when none is found).
+std::string linker_path();
+
+} // namespace flyrt::jit

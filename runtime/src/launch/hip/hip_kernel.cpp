@@ -1,0 +1,166 @@
+#include "hip_kernel.hpp"
+
+#include <stdexcept>
+
+#include "../../jit/amdgpu_metadata.hpp"
+#include "../blocking.hpp"
+#include "kernel_arguments.hpp"
+
+namespace flyrt::launch::hip
+{
+namespace
+{
+
+// What AMD GPUs allow a block (a workgroup): threads, and LDS bytes.
+constexpr std::uint64_t max_threads = 1024;
+constexpr std::uint64_t max_shared = 64 * 1024;
+
+// Makes `ordinal` HIP's current device on this thread until this goes.
+class current_device
+{
+public:
+    explicit current_device(int ordinal) : m_api(runtime())
+    {
+        m_api.hipGetDevice(&m_previous);
+        if (m_previous != ordinal)
+        {
+            m_api.hipSetDevice(ordinal);
+        }
+    }
+    ~current_device() { m_api.hipSetDevice(m_previous); }
+    current_device(const current_device&) = delete;
+    current_device& operator=(const current_device&) = delete;
+
+private:
+    const runtime_api& m_api;
+    int m_previous = 0;
+};
+
+} // namespace
+
+hip_kernel::hip_kernel(const jit::device_image& image, int ordinal)
+    : m_name(image.kernel), m_device(ordinal), m_arguments(image.arguments), m_known_block(image.known_block),
+      m_reports(image.reports)
+{
+    const runtime_api& api = runtime();
+    current_device on(ordinal);
+    if (const hipError_t loaded = api.hipModuleLoadData(&m_module, image.code.data()); loaded != hipSuccess)
+    {
+        throw std::runtime_error("the HIP runtime rejected the code object of kernel " + m_name + ": " +
+                                 error_text(loaded));
+    }
+    hipError_t found = api.hipModuleGetFunction(&m_function, m_module, m_name.c_str());
+    if (found == hipSuccess && !m_reports.empty())
+    {
+        found = api.hipModuleGetGlobal(&m_report, &m_report_bytes, m_module, codegen::report_global);
+    }
+    if (found != hipSuccess)
+    {
+        api.hipModuleUnload(m_module);
+        throw std::runtime_error("kernel " + m_name +
+                                 " is missing from its own code object: " + error_text(found));
+    }
+    m_resources.kernel = m_name;
+    m_resources.device = ordinal;
+    m_resources.image_bytes = static_cast<std::int64_t>(image.code.size());
+    for (const jit::code_object_kernel& k : jit::read_code_object(image.code))
+    {
+        if (k.name == m_name)
+        {
+            m_resources.registers = static_cast<int>(k.vgprs);
+            m_resources.static_shared_bytes = static_cast<int>(k.group_segment_bytes);
+            m_resources.local_bytes = static_cast<int>(k.private_segment_bytes);
+        }
+    }
+}
+
+hip_kernel::~hip_kernel()
+{
+    current_device on(m_device);
+    runtime().hipModuleUnload(m_module);
+}
+
+// The LDS a launch asks for beyond what the code object states (a kernel
+// with static arrays only states them; others take all at launch).
+std::uint32_t hip_kernel::dynamic_shared_bytes(const geometry& g) const
+{
+    const std::uint32_t all = g.static_shared_bytes + g.smem_bytes;
+    const auto stated = static_cast<std::uint32_t>(m_resources.static_shared_bytes);
+    return all > stated ? all - stated : 0;
+}
+
+std::int32_t hip_kernel::launch(const std::uint64_t* slots, const geometry& g, std::int64_t stream)
+{
+    const std::string problem =
+        geometry_problem(g, m_known_block[0] > 0 ? m_known_block.data() : nullptr, max_threads, max_shared);
+    if (!problem.empty())
+    {
+        return fail("kernel " + m_name + ": " + problem + " on this GPU");
+    }
+    if (g.grid[0] == 0 || g.grid[1] == 0 || g.grid[2] == 0)
+    {
+        return 0; // an empty grid runs nothing, as on the CPU
+    }
+    const runtime_api& api = runtime();
+    current_device on(m_device);
+    std::vector<std::uint8_t> arguments(kernel_arguments_size(m_arguments));
+    pack_kernel_arguments(m_arguments, slots, arguments.data());
+    std::size_t size = arguments.size();
+    void* extra[] = {hip_launch_param_buffer_pointer,
+                     arguments.data(),
+                     hip_launch_param_buffer_size,
+                     &size,
+                     hip_launch_param_end};
+    auto* handle = reinterpret_cast<hipStream_t>(static_cast<std::intptr_t>(stream));
+    const hipError_t launched = api.hipModuleLaunchKernel(m_function,
+                                                          g.grid[0],
+                                                          g.grid[1],
+                                                          g.grid[2],
+                                                          g.block[0],
+                                                          g.block[1],
+                                                          g.block[2],
+                                                          dynamic_shared_bytes(g),
+                                                          handle,
+                                                          nullptr,
+                                                          extra);
+    if (launched != hipSuccess)
+    {
+        return fail("kernel " + m_name + ": launch failed: " + error_text(launched));
+    }
+    return m_reports.empty() ? 0 : read_report(handle);
+}
+
+std::int32_t hip_kernel::read_report(hipStream_t stream)
+{
+    const runtime_api& api = runtime();
+    hipError_t done = hipSuccess;
+    {
+        blocking_section others_run; // the GPU works: other Python threads run, Ctrl-C is seen
+        done = wait(stream, interrupt_check());
+    }
+    if (done == hipErrorNotReady)
+    {
+        return fail("interrupted while kernel " + m_name + " ran (it goes on on the GPU)",
+                    status_interrupted);
+    }
+    if (done != hipSuccess)
+    {
+        return fail("kernel " + m_name + " failed: " + error_text(done));
+    }
+    report_record record;
+    if (m_report_bytes != sizeof record)
+    {
+        return fail("kernel " + m_name + ": its report record has an unexpected size");
+    }
+    if (const hipError_t read = api.hipMemcpyDtoH(&record, m_report, sizeof record); read != hipSuccess)
+    {
+        return fail("kernel " + m_name + ": cannot read its error report: " + error_text(read));
+    }
+    if (record.taken != 0)
+    {
+        api.hipMemsetD8(m_report, 0, sizeof record);
+    }
+    return report_status(record, m_name, m_reports);
+}
+
+} // namespace flyrt::launch::hip
