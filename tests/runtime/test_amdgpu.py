@@ -1,0 +1,143 @@
+"""The AMD target without an AMD GPU: code objects for gfx942 read by LLVM's
+own tools (code_objects.py), the argument packing HIP launches use, and
+compile-only mode. Nothing here runs on AMD hardware."""
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import flyrt
+import flyrt.compiler as flyc
+import flyrt.expr as fx
+from flyrt import _core, fp8
+
+import code_objects
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "notebooks"))
+
+from kernels.fp8_dequant import dequantize_scale  # noqa: E402
+from kernels.gemm_mma import gemm_mma  # noqa: E402
+from kernels.softmax import softmax  # noqa: E402
+from kernels.vector_add import vector_add  # noqa: E402
+
+
+def test_architectures_by_name():
+    t = _core.amdgpu_target("gfx942")
+    assert (t.cpu, t.warp_size, t.triple, t.matrix_multiply) == ("gfx942", 64, "amdgcn-amd-amdhsa", True)
+    assert _core.amdgpu_target("gfx942:sramecc+:xnack-").cpu == "gfx942"
+    assert _core.amdgpu_target("gfx1100").features == "+wavefrontsize64"  # wave64 where wave32 is the default
+    assert not _core.amdgpu_target("gfx908").matrix_multiply
+    with pytest.raises(ValueError, match="'gfx9999' is not an AMD GPU architecture LLVM 19 knows .*gfx942"):
+        _core.amdgpu_target("gfx9999")
+
+
+def test_vector_add_code_object_and_its_argument_packing():
+    a = np.ones(1000, np.float32)
+    code = vector_add.lower(a, a, a.copy(), 1000, target="hip", arch="gfx942").device_code["vector_add_kernel"]
+    notes = code_objects.check_code_object(code, "vector_add_kernel", 10)
+    assert notes[".max_flat_workgroup_size"] == 256  # the launch's constant block, compiled in
+    assert {"global_load_dword", "global_store_dword"} <= code_objects.instructions(code)
+    # the bytes a launch hands HIP: each slot's low bytes where the metadata puts that argument
+    slots = [0x1111222233334444 + i for i in range(10)]
+    packed = _core.pack_kernel_arguments(code, "vector_add_kernel", slots)
+    for slot, argument in zip(slots, notes[".args"]):
+        at, size = argument[".offset"], argument[".size"]
+        assert packed[at:at + size] == slot.to_bytes(8, "little")[:size]
+
+
+def test_shared_memory_barriers_and_shuffles():
+    x = np.zeros((4, 1000), np.float32)
+    code = softmax.lower(x, x.copy(), target="hip", arch="gfx942").device_code["softmax_kernel"]
+    used = code_objects.instructions(code)
+    assert "s_barrier" in used and "ds_bpermute_b32" in used
+    assert any(i.startswith("ds_write") for i in used) and any(i.startswith("ds_read") for i in used)
+    assert code_objects.kernel_notes(code, "softmax_kernel")[".group_segment_fixed_size"] > 0  # static LDS stated
+
+
+@pytest.mark.parametrize("fmt", ["e4m3fnuz", "e4m3fn"])
+def test_fp8_decodes_with_the_conversion_instruction(fmt):
+    codes = fp8.as_fp8(np.zeros((8, 64), np.uint8), fmt)
+    code = dequantize_scale.lower(codes, np.ones(8, np.float32), np.zeros((8, 64), np.float32), True,
+                                  target="hip", arch="gfx942").device_code["dequant_kernel"]
+    assert any(i.startswith("v_cvt_pk_f32_fp8") for i in code_objects.instructions(code))
+
+
+def test_mma_runs_on_the_matrix_cores():
+    a, b = np.zeros((32, 32), np.float16), np.zeros((32, 32), np.float16)
+    code = gemm_mma.lower(a, b, np.zeros((32, 32), np.float32), target="hip", arch="gfx942").device_code
+    used = code_objects.instructions(next(iter(code.values())))
+    assert any(i.startswith("v_mfma_f32_16x16x16") for i in used), sorted(used)
+    with pytest.raises(flyc.KernelError, match="AMD GPU with MFMA"):
+        gemm_mma.lower(a, b, np.zeros((32, 32), np.float32), target="hip", arch="gfx908")
+
+
+def test_pa_decode_compiles_without_spills():
+    import kernels.pa_decode_fp8 as pa
+    from kernels.pa_reference import make_case
+
+    flyrt.set_compile_only("gfx942")
+    try:
+        launcher = pa.compile_pa_decode_ps(None, False, True, 4, False, 1, "e4m3fnuz")["launch"]
+        pa.pa_decode_ps_launch(**make_case(seed=1))
+        code = launcher.device_code()
+    finally:
+        flyrt.set_compile_only(None)
+    assert code, "PA decode compiled nothing"
+    for kernel, image in code.items():
+        notes = code_objects.check_code_object(image, kernel, 0)
+        assert notes[".sgpr_spill_count"] == 0 and notes[".vgpr_spill_count"] == 0, kernel
+        assert notes[".private_segment_fixed_size"] == 0, kernel
+
+
+@flyc.kernel
+def _unary(x: fx.Tensor, y: fx.Tensor):
+    i = fx.thread_idx.x
+    y[i] = fx.exp(x[i]) + fx.log2(x[i])
+
+
+@flyc.jit
+def unary(x: fx.Tensor, y: fx.Tensor):
+    _unary(x, y).launch(grid=(1,), block=(64,))
+
+
+def test_float64_math_needs_no_device_library():
+    x = np.ones(64)
+    code = unary.lower(x, x.copy(), target="hip", arch="gfx942").device_code["_unary"]
+    code_objects.check_code_object(code, "_unary", 4)  # linked with --no-undefined: nothing left to resolve
+
+
+def test_compile_only_mode_compiles_once_runs_nothing_and_switches_cleanly():
+    a = np.ones(300, np.float32)
+    c = np.zeros(300, np.float32)
+    flyrt.set_compile_only("gfx942")
+    try:
+        start = vector_add.cache_info()
+        assert vector_add(a, a, c, 300) is None
+        vector_add(a, a, c, 300)
+        assert vector_add.cache_info().compiles == start.compiles + 1  # the second call hits
+        before = vector_add.cache_info()
+        assert before.size == 1
+        assert c.sum() == 0  # nothing ran
+        assert vector_add.device_code()["vector_add_kernel"][:4] == b"\x7fELF"
+        flyrt.set_compile_only("gfx90a")  # another architecture: nothing compiled for gfx942 serves it
+        vector_add(a, a, c, 300)
+        after = vector_add.cache_info()
+        assert after.size == 1 and after.compiles == before.compiles + 1
+    finally:
+        flyrt.set_compile_only(None)
+    vector_add(a, a, c, 300)  # back on the CPU: a fresh compile, and it runs
+    np.testing.assert_array_equal(c, 2 * a)
+
+
+def test_running_on_hip_without_it_is_one_clear_error():
+    if not _core.hip_problem():
+        pytest.skip("an AMD GPU answers here")
+    a = np.ones(8, np.float32)
+    vector_add.set_target("hip")
+    try:
+        with pytest.raises(RuntimeError, match="runs on the hip target, but no (HIP runtime|AMD GPU).*compile-only"):
+            vector_add(a, a, a.copy(), 8)
+    finally:
+        vector_add.set_target("auto")
