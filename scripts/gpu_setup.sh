@@ -67,6 +67,7 @@ if ! command -v dot >/dev/null; then
 fi
 cat >"$work/env.sh" <<ENV
 source "$work/llvm/setup.sh"
+export FLYRT_LLVM_BIN="\$LLVM_ROOT/bin"  # the bundle's readelf/objdump, for the AMD code-object checks
 export PATH="$work/install/bin:$work/site/bin:\$PATH"
 export PYTHONPATH="$site:$work/site\${PYTHONPATH:+:\$PYTHONPATH}"
 export JUPYTER_PATH="$work/install/share/jupyter" JUPYTER_PLATFORM_DIRS=1
