@@ -16,7 +16,9 @@ try:
     set_target(os.environ.get("FLYDSL_TARGET", "auto"))
 except ValueError as problem:
     raise ImportError(f"FLYDSL_TARGET={os.environ['FLYDSL_TARGET']!r}: {problem}") from None
-if os.environ.get("FLYDSL_COMPILE_ONLY", os.environ.get("COMPILE_ONLY", "0")) not in ("", "0"):
+# Not FlyDSL's own COMPILE_ONLY: it is set for FlyDSL's kernels (flydsl_adapter.toolchain) while
+# flyrt's run on this machine.
+if os.environ.get("FLYDSL_COMPILE_ONLY", "0") not in ("", "0"):
     try:
         set_compile_only(arch_from_environment() or "gfx942")
     except ValueError as problem:

@@ -8,7 +8,8 @@ compiled artifact's key, in memory and on disk, so switching never runs code
 compiled for another.
 
 Compile-only mode (``FLYDSL_COMPILE_ONLY=1`` with ``FLYDSL_ARCH=gfx942`` or
-``sm_90``, as FlyDSL's ``COMPILE_ONLY=1 ARCH=gfx942``; or
+``sm_90``, as FlyDSL's ``COMPILE_ONLY=1 ARCH=gfx942``, whose variables flyrt
+leaves to FlyDSL but for a GPU-naming ``ARCH``; or
 ``flyrt.set_compile_only("gfx942")``) compiles every launcher call for that
 GPU and runs nothing: host arrays stand for device tensors, and no GPU or
 driver is needed.
