@@ -428,8 +428,9 @@ void dispatcher::choose_target(call_state& state)
     }
     else if (gpu != nullptr)
     {
-        throw py::value_error("argument '" + m_params[gpu->param].name + "' is on a GPU (device " +
-                              std::to_string(gpu->index) + "), but launcher " + m_name +
+        throw py::value_error("argument '" + m_params[gpu->param].name + "' is on " +
+                              (gpu->type == device_type::rocm ? "rocm:" : "cuda:") +
+                              std::to_string(gpu->index) + ", but launcher " + m_name +
                               " runs on the CPU (as chosen): pass host arrays, or choose a GPU target");
     }
     state.key[1] = static_cast<std::int64_t>(chosen);
