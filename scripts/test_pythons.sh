@@ -42,10 +42,11 @@ for version in "${versions[@]}"; do
     if [[ ! -x $venv/bin/python ]]; then
         "$base" -m venv "$venv"
     fi
-    pins=$(sha256sum requirements.txt)
+    packages="numpy pybind11 pytest ipython PyYAML"  # PyYAML: the AMD code-object checks read llvm-readelf's YAML
+    pins="$(sha256sum requirements.txt) $packages"
     if [[ $(cat "$venv/.installed" 2>/dev/null) != "$pins" ]]; then
-        "$venv/bin/python" -m pip install -q --disable-pip-version-check -c requirements.txt \
-            numpy pybind11 pytest ipython
+        # shellcheck disable=SC2086  # one word per package
+        "$venv/bin/python" -m pip install -q --disable-pip-version-check -c requirements.txt $packages
         echo "$pins" >"$venv/.installed"
     fi
     if [[ ! -f $build/build.ninja ]]; then
