@@ -56,15 +56,22 @@ llvm::Value* exp2_reduced(const constants& c, llvm::Value* r)
     return c.fma(r, q, c.real(1.0));
 }
 
-// p * 2^n for an integral n in [-151, 129], as two exponent-field scalings
-// so that results that overflow or are subnormal come out right.
+// p * 2^n for an integral n (f32: in [-151, 129]; f64: in [-1080, 1030]),
+// as two exponent-field scalings, each a normal power of two, so that
+// results that overflow or are subnormal are rounded once, by the second.
 llvm::Value* scale_by_power_of_two(const constants& c, llvm::Value* p, llvm::Value* n)
 {
     llvm::IRBuilder<>& b = c.b;
+    const bool f64 = c.real_type->getScalarType()->isDoubleTy();
+    const std::int64_t bias = f64 ? 1023 : 127;
+    const std::int64_t mantissa_bits = f64 ? 52 : 23;
     llvm::Value* exponent = b.CreateFPToSI(n, c.int_type);
     llvm::Value* half = b.CreateAShr(exponent, c.integer(1));
     auto power_of_two = [&](llvm::Value* e)
-    { return b.CreateBitCast(b.CreateShl(b.CreateAdd(e, c.integer(127)), c.integer(23)), c.real_type); };
+    {
+        return b.CreateBitCast(b.CreateShl(b.CreateAdd(e, c.integer(bias)), c.integer(mantissa_bits)),
+                               c.real_type);
+    };
     return b.CreateFMul(b.CreateFMul(p, power_of_two(half)), power_of_two(b.CreateSub(exponent, half)));
 }
 
@@ -91,19 +98,6 @@ llvm::Value* exp_reduced_f64(const constants& c, llvm::Value* r)
     return p;
 }
 
-// p * 2^n for an integral n in [-1080, 1030], as two exponent-field
-// scalings (each a normal power of two): overflow and subnormal results
-// are rounded once, by the second.
-llvm::Value* scale_by_power_of_two_f64(const constants& c, llvm::Value* p, llvm::Value* n)
-{
-    llvm::IRBuilder<>& b = c.b;
-    llvm::Value* exponent = b.CreateFPToSI(n, c.int_type);
-    llvm::Value* half = b.CreateAShr(exponent, c.integer(1));
-    auto power_of_two = [&](llvm::Value* e)
-    { return b.CreateBitCast(b.CreateShl(b.CreateAdd(e, c.integer(1023)), c.integer(52)), c.real_type); };
-    return b.CreateFMul(b.CreateFMul(p, power_of_two(half)), power_of_two(b.CreateSub(exponent, half)));
-}
-
 // The nearest integer (ties to even) of |x| < 2^51, by the 1.5 * 2^52 trick.
 llvm::Value* round_to_integer_f64(const constants& c, llvm::Value* x)
 {
@@ -122,7 +116,7 @@ llvm::Value* exp_f64(llvm::IRBuilder<>& b, llvm::Value* x)
     llvm::Value* n = round_to_integer_f64(c, b.CreateFMul(clamped, c.real(1.4426950408889634)));
     llvm::Value* r = b.CreateFSub(clamped, b.CreateFMul(n, c.real(6.93147180369123816490e-01)));
     r = b.CreateFSub(r, b.CreateFMul(n, c.real(1.90821492927058770002e-10)));
-    return keep_nan(b, x, scale_by_power_of_two_f64(c, exp_reduced_f64(c, r), n));
+    return keep_nan(b, x, scale_by_power_of_two(c, exp_reduced_f64(c, r), n));
 }
 
 llvm::Value* exp2_f64(llvm::IRBuilder<>& b, llvm::Value* x)
@@ -132,7 +126,7 @@ llvm::Value* exp2_f64(llvm::IRBuilder<>& b, llvm::Value* x)
     llvm::Value* n = round_to_integer_f64(c, clamped);
     llvm::Value* r =
         b.CreateFMul(b.CreateFSub(clamped, n), c.real(0.69314718055994530942)); // exact difference
-    return keep_nan(b, x, scale_by_power_of_two_f64(c, exp_reduced_f64(c, r), n));
+    return keep_nan(b, x, scale_by_power_of_two(c, exp_reduced_f64(c, r), n));
 }
 
 llvm::Value* log_f64(llvm::IRBuilder<>& b, llvm::Value* x, bool base2)

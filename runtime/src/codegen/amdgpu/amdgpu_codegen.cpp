@@ -112,27 +112,8 @@ protected:
     // one using `smem=` gets them all in the one dynamic array.
     llvm::Value* shared_memory() override
     {
-        if (uses_dynamic_shared(m_fn.body))
-        {
-            return gpu_kernel_lowering::shared_memory();
-        }
-        llvm::GlobalVariable* shared = m_out.getGlobalVariable(shared_global, true);
-        if (shared == nullptr)
-        {
-            auto* type =
-                llvm::ArrayType::get(m_b.getInt8Ty(), static_cast<std::uint64_t>(m_fn.static_shared_bytes));
-            shared = new llvm::GlobalVariable(m_out,
-                                              type,
-                                              false,
-                                              llvm::GlobalValue::InternalLinkage,
-                                              llvm::UndefValue::get(type), // LDS cannot be initialized
-                                              shared_global,
-                                              nullptr,
-                                              llvm::GlobalValue::NotThreadLocal,
-                                              m_target.shared_address_space);
-            shared->setAlignment(llvm::Align(16));
-        }
-        return shared;
+        const bool dynamic = uses_dynamic_shared(m_fn.body);
+        return shared_array(dynamic ? 0 : static_cast<std::uint64_t>(m_fn.static_shared_bytes));
     }
 
     std::vector<llvm::Value*> move_pieces(const std::vector<llvm::Value*>& pieces, llvm::Value* lane) override

@@ -111,18 +111,26 @@ void gpu_kernel_lowering::shuffle(const ir::op& o)
 
 llvm::Value* gpu_kernel_lowering::shared_memory()
 {
-    llvm::GlobalVariable* shared = m_out.getGlobalVariable(shared_global);
+    return shared_array(0);
+}
+
+llvm::GlobalVariable* gpu_kernel_lowering::shared_array(std::uint64_t bytes)
+{
+    llvm::GlobalVariable* shared = m_out.getGlobalVariable(shared_global, true);
     if (shared == nullptr)
     {
-        shared = new llvm::GlobalVariable(m_out,
-                                          llvm::ArrayType::get(m_b.getInt8Ty(), 0),
-                                          false,
-                                          llvm::GlobalValue::ExternalLinkage,
-                                          nullptr,
-                                          shared_global,
-                                          nullptr,
-                                          llvm::GlobalValue::NotThreadLocal,
-                                          m_target.shared_address_space);
+        auto* type = llvm::ArrayType::get(m_b.getInt8Ty(), bytes);
+        const bool sized = bytes > 0;
+        shared = new llvm::GlobalVariable(
+            m_out,
+            type,
+            false,
+            sized ? llvm::GlobalValue::InternalLinkage : llvm::GlobalValue::ExternalLinkage,
+            sized ? llvm::UndefValue::get(type) : nullptr, // shared memory has no initializer
+            shared_global,
+            nullptr,
+            llvm::GlobalValue::NotThreadLocal,
+            m_target.shared_address_space);
         shared->setAlignment(llvm::Align(16));
     }
     return shared;

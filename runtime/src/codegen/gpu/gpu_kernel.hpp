@@ -62,6 +62,9 @@ protected:
     // other way), which is right but for the three special codes (0x80,
     // 0x7F and 0xFF); those lanes get `format`'s reading.
     llvm::Value* patch_e4m3_specials(llvm::Value* bytes, llvm::Value* decoded, ir::fp8_format format);
+    // The module's `flyrt_shared` of `bytes` (0: an external array sized
+    // at launch), made on first use.
+    llvm::GlobalVariable* shared_array(std::uint64_t bytes);
     // A u8 scalar as a 1-lane vector (to decode scalars and vectors alike).
     llvm::Value* as_vector(llvm::Value* bytes);
 

@@ -1,5 +1,6 @@
 #include "hip_kernel.hpp"
 
+#include <array>
 #include <stdexcept>
 
 #include "../../jit/amdgpu_metadata.hpp"
@@ -14,6 +15,8 @@ namespace
 // What AMD GPUs allow a block (a workgroup): threads, and LDS bytes.
 constexpr std::uint64_t max_threads = 1024;
 constexpr std::uint64_t max_shared = 64 * 1024;
+// HIP's limit on a kernel's explicit arguments: 4 KiB.
+constexpr std::size_t max_argument_bytes = 4096;
 
 // Makes `ordinal` HIP's current device on this thread until this goes.
 class current_device
@@ -42,6 +45,12 @@ hip_kernel::hip_kernel(const jit::device_image& image, int ordinal)
     : m_name(image.kernel), m_device(ordinal), m_arguments(image.arguments), m_known_block(image.known_block),
       m_reports(image.reports)
 {
+    if (kernel_arguments_size(m_arguments) > max_argument_bytes)
+    {
+        throw std::runtime_error(
+            "kernel " + m_name + " takes " + std::to_string(kernel_arguments_size(m_arguments)) +
+            " bytes of arguments; HIP launches take at most " + std::to_string(max_argument_bytes));
+    }
     const runtime_api& api = runtime();
     current_device on(ordinal);
     if (const hipError_t loaded = api.hipModuleLoadData(&m_module, image.code.data()); loaded != hipSuccess)
@@ -103,9 +112,9 @@ std::int32_t hip_kernel::launch(const std::uint64_t* slots, const geometry& g, s
     }
     const runtime_api& api = runtime();
     current_device on(m_device);
-    std::vector<std::uint8_t> arguments(kernel_arguments_size(m_arguments));
+    std::array<std::uint8_t, max_argument_bytes> arguments;
     pack_kernel_arguments(m_arguments, slots, arguments.data());
-    std::size_t size = arguments.size();
+    std::size_t size = kernel_arguments_size(m_arguments);
     void* extra[] = {hip_launch_param_buffer_pointer,
                      arguments.data(),
                      hip_launch_param_buffer_size,
