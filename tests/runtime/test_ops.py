@@ -159,6 +159,27 @@ def test_float32_exp2_is_accurate_over_the_whole_range():
     np.testing.assert_array_equal(run_unary(lambda v: fx.exp2(v), edges), exactly_rounded)
 
 
+@pytest.mark.parametrize("name,reference,ulps", [("exp", np.exp, 1), ("exp2", np.exp2, 1), ("log", np.log, 2),
+                                                  ("log2", np.log2, 3)])
+def test_float64_exp_and_log_are_accurate_over_their_ranges(name, reference, ulps):
+    """f64 exp and log are inlined (IR, no libm: they vectorize here, and AMD
+    GPUs have no library to link): within a few ulp where finite and
+    nonzero, IEEE results exactly at the edges."""
+    rng = np.random.default_rng(7)
+    if name.startswith("log"):
+        x = np.concatenate([np.exp(rng.uniform(-690, 690, 200_000)), rng.uniform(0.5, 2, 20_000),
+                            2.0 ** np.arange(-1074, 1024), [5e-324, 1e-310, 0.0, -1.0, np.inf, np.nan]])
+    else:
+        x = np.concatenate([rng.uniform(-745, 709.7, 200_000), rng.uniform(-1, 1, 20_000), np.arange(-1074.0, 1024.0),
+                            [0.0, -0.0, np.inf, -np.inf, np.nan, 709.79, -745.14, 1024.0, -1076.0]])
+    got = run_unary(lambda v: getattr(fx, name)(v), x)
+    with np.errstate(all="ignore"):
+        exact = reference(x)
+    finite = np.isfinite(exact) & (exact != 0)
+    assert np.max(np.abs(got[finite] - exact[finite]) / np.spacing(np.abs(exact[finite]))) <= ulps
+    np.testing.assert_array_equal(got[~finite], exact[~finite])
+
+
 def test_abs_neg_not_and_comparisons():
     a = ints(np.int32, 64)
     np.testing.assert_array_equal(run_unary(lambda x: abs(x), a), np.abs(a))
