@@ -138,7 +138,8 @@ def test_running_on_hip_says_what_stands_in_the_way():
     vector_add.set_target("hip")
     try:
         if _core.hip_problem():
-            with pytest.raises(RuntimeError, match="runs on the hip target, but no (HIP runtime|AMD GPU).*compile-only"):
+            expected = "runs on the hip target, but no (HIP runtime|AMD GPU).*compile-only"
+            with pytest.raises(RuntimeError, match=expected):
                 vector_add(a, a, a.copy(), 8)
         else:
             with pytest.raises(ValueError, match="argument 'a' is a host array, but launcher vector_add runs on HIP"):
