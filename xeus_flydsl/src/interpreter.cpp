@@ -174,6 +174,12 @@ void interpreter::shutdown_request_impl()
     m_gate.close();
 }
 
+nl::json interpreter::internal_request_impl(const nl::json& message)
+{
+    py::gil_scoped_acquire gil;
+    return call_facade("internal_request", py::make_tuple(pyjson::from_json(message)));
+}
+
 void interpreter::publish_display(nl::json data, nl::json metadata, nl::json transient, bool update)
 {
     m_output->flush();

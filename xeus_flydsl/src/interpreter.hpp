@@ -33,6 +33,8 @@ public:
     iopub_gate& gate() noexcept { return m_gate; }
     output_channel& output() noexcept { return *m_output; }
     comm_bridge& comms() noexcept { return *m_comms; }
+    // The Python facade (`KernelFacade`); use it with the GIL held.
+    const pybind11::object& facade() const noexcept { return m_facade; }
 
     // Publishing entry points for Python, all through the gate; stream text
     // written before them is flushed first so the client sees it in order.
@@ -59,6 +61,8 @@ private:
     nl::json is_complete_request_impl(const std::string& code) override;
     nl::json kernel_info_request_impl() override;
     void shutdown_request_impl() override;
+    // From the control thread, through xeus (the debugger starting debugpy).
+    nl::json internal_request_impl(const nl::json& message) override;
 
     // Runs a facade method; a Python exception becomes an error reply.
     nl::json call_facade(const char* method, const pybind11::tuple& args);

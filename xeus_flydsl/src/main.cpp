@@ -10,6 +10,7 @@
 #include <xeus/xserver_shell_main.hpp>
 #include <zmq_addon.hpp>
 
+#include "debugger.hpp"
 #include "embedded_python.hpp"
 #include "interpreter.hpp"
 #include "ipython_history.hpp"
@@ -67,7 +68,9 @@ int main(int argc, char* argv[])
                              xeus::make_context<zmq::context_t>(),
                              std::move(interp),
                              xeus::make_xserver_shell_main,
-                             std::move(history));
+                             std::move(history),
+                             nullptr,
+                             xflydsl::make_debugger);
 
         xflydsl::parent_watch orphan_guard;
 

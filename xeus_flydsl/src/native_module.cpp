@@ -3,6 +3,7 @@
 #include <pybind11/stl.h>
 #include <pybind11_json/pybind11_json.hpp>
 
+#include "cell_files.hpp"
 #include "interpreter.hpp"
 
 namespace py = pybind11;
@@ -48,6 +49,11 @@ PYBIND11_EMBEDDED_MODULE(_xflydsl_kernel, m)
         { return interpreter::current().read_stdin(prompt, password); },
         py::arg("prompt"),
         py::arg("password"));
+
+    m.def("cell_file",
+          &xflydsl::cell_file,
+          py::arg("code"),
+          "The file name cells with this text compile under.");
 
     py::class_<xflydsl::native_comm>(m, "NativeComm")
         .def("open", &xflydsl::native_comm::open)

@@ -17,6 +17,7 @@ from IPython.utils.tokenutil import token_at_cursor
 from . import comms, runtime_hooks, streams
 from ._version import __version__
 from .cell_hooks import hooks
+from .debugger import DebugSession
 from .magics import FlydslMagics
 from .shell import create_shell
 
@@ -51,6 +52,9 @@ class KernelFacade:
 
         self.shell = create_shell()
         self.shell.kernel = self
+        # Cells compile under the file a debugger's dumpCell writes them to.
+        self.shell.compile.get_filename = native.cell_file
+        self.debugger = DebugSession(self.shell)
         self.shell.display_pub.publish_display_data = self._publish_display_data
         self.shell.display_pub.clear_output = native.clear_output
         self.shell.displayhook.publish_execution_result = native.publish_execution_result
@@ -91,7 +95,10 @@ class KernelFacade:
         shell = self.shell
         shell.execution_count = execution_count
         shell.last_error = None
-        result = shell.run_cell(code, store_history=store_history, silent=silent)
+        try:
+            result = shell.run_cell(code, store_history=store_history, silent=silent)
+        finally:
+            self.debugger.after_cell()
 
         payload = shell.payload_manager.read_payload()
         shell.payload_manager.clear_payload()
@@ -153,12 +160,20 @@ class KernelFacade:
             "implementation_version": __version__,
             "language_info": LANGUAGE_INFO,
             "banner": BANNER,
-            "debugger": False,
+            "debugger": True,
+            "supported_features": ["debugger"],
             "help_links": [
                 {"text": "Python", "url": "https://docs.python.org/3.11/"},
                 {"text": "IPython", "url": "https://ipython.readthedocs.io/"},
             ],
         }
+
+    def internal_request(self, message):
+        """A request from the control thread (xeus's control messenger)."""
+        if message.get("debugger") == "listen":
+            self.debugger.listen(message["host"], message["port"])
+            return {"status": "ok"}
+        raise ValueError(f"unknown internal request {message!r}")
 
     # -- history, answered from IPython's (in-memory) history -------------
 

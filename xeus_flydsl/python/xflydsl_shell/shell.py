@@ -11,6 +11,7 @@ import sys
 
 from IPython.core.async_helpers import _asyncio_runner
 from IPython.core.interactiveshell import InteractiveShell
+from xeus_python_shell.compiler import XCachingCompiler
 from xeus_python_shell.display import XDisplayHook, XDisplayPublisher
 from xeus_python_shell.shell import XPythonShell
 
@@ -44,6 +45,8 @@ def create_shell(user_ns=None):
     """Build the singleton shell with xeus-python-shell's display classes."""
     shell = FlyShell.instance(
         use_jedi=True,
+        # Names cells by their text (see KernelFacade), for the debugger.
+        compiler_class=XCachingCompiler,
         display_pub_class=XDisplayPublisher,
         displayhook_class=XDisplayHook,
         user_ns=user_ns if user_ns is not None else {},
