@@ -10,6 +10,7 @@ import os
 
 from . import _core
 from ._version import __version__
+from .interpret import set_interpret
 from .targets import arch_from_environment, set_compile_only, set_target
 
 try:
@@ -25,7 +26,7 @@ if os.environ.get("FLYDSL_COMPILE_ONLY", "0") not in ("", "0"):
         raise ImportError(f"FLYDSL_COMPILE_ONLY: {problem}") from None
 
 __all__ = ["__version__", "bounds_checks", "clear_disk_cache", "disk_cache_info", "set_bounds_checks",
-           "set_compile_only", "set_target", "synchronize"]
+           "set_compile_only", "set_interpret", "set_target", "synchronize"]
 
 
 def set_bounds_checks(on):

@@ -6,7 +6,7 @@ import inspect
 import types
 
 from . import dtypes
-from .tracing import current, line
+from .tracing import current, interpreting, line
 from .values import Value, convert, logical_not
 
 
@@ -46,7 +46,7 @@ def _is_scalar(value):
 
 
 def if_(cond, then_fn, else_fn, values, names):
-    if not isinstance(cond, Value):
+    if not isinstance(cond, Value) or interpreting():  # interpreted values have a truth value
         return then_fn(*values) if cond else else_fn(*values)
     where = line()
     builder = current().builder

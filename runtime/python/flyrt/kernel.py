@@ -10,7 +10,7 @@ import inspect
 from . import dtypes, tensor
 from .ast_rewrite import rewrite
 from .expr import Stream, Tensor, is_constexpr
-from .tracing import active, current, line
+from .tracing import active, current, interpreting, line
 from .values import Value, constant, convert
 
 
@@ -42,6 +42,11 @@ class PendingLaunch:
         self.arguments = arguments
 
     def launch(self, grid=(1, 1, 1), block=(1, 1, 1), smem=0, stream=None):
+        if interpreting():
+            from .interpret.launch import run_kernel
+
+            _stream(stream)  # the compiled launch's checks of it
+            return run_kernel(self, grid, block, smem)
         trace = current()
         where = line()
         params, natives, signature = self._classify()
@@ -90,6 +95,22 @@ class PendingLaunch:
                 signature.append(("const", type(value).__name__, _hashable(value)))
         return params, natives, tuple(signature)
 
+    def kernel_arguments(self, params, ids):
+        """The kernel's arguments as its function receives them, from its
+        parameters' values `ids` (traced parameters, or interpreted values)."""
+        ids = list(ids)
+        args = {}
+        for pname, p in zip(self.arguments, params):
+            if p[0] == "tensor":
+                count = 1 + 2 * p[2]
+                args[pname] = tensor.TensorValue(pname, p[1], ids[:count], p[3], p[4], p[5])
+                ids = ids[count:]
+            elif p[0] == "scalar":
+                args[pname] = Value(ids.pop(0), p[1])
+            else:
+                args[pname] = p[1]
+        return args
+
     def _trace(self, trace, params, signature, known_block):
         kernel = self.kernel
         name = trace.unique_name(kernel.name)
@@ -107,17 +128,7 @@ class PendingLaunch:
         builder = trace.module.add_function(
             name, "kernel", types, names, code.co_filename, code.co_firstlineno, known_block,
             kernel.min_blocks_per_sm)
-        ids = list(builder.parameters)
-        args = {}
-        for pname, p in zip(self.arguments, params):
-            if p[0] == "tensor":
-                count = 1 + 2 * p[2]
-                args[pname] = tensor.TensorValue(pname, p[1], ids[:count], p[3], p[4], p[5])
-                ids = ids[count:]
-            elif p[0] == "scalar":
-                args[pname] = Value(ids.pop(0), p[1])
-            else:
-                args[pname] = p[1]
+        args = self.kernel_arguments(params, builder.parameters)
         trace.builders.append(builder)
         try:
             rewrite(kernel.fn)(**args)

@@ -24,7 +24,8 @@ from .dependencies import DependencyRecord
 from .errors import KernelError, full_tracebacks, raise_at, users_frames
 from .expr import Stream, Tensor, is_constexpr
 from .tables import html_table
-from .tracing import Trace, tracing
+from .interpret import mode as interpret_mode
+from .tracing import Trace, interpreting, tracing
 from .values import Value
 
 class CacheInfo(namedtuple("CacheInfo", "hits misses compiles evictions size")):
@@ -159,6 +160,7 @@ class JitFunction(_core.Dispatcher):
         if target is not None:
             self.set_target(target)
         invalidation.register(self)
+        interpret_mode.apply(self)
 
     def __repr__(self):
         return f"<flyrt launcher {self.__qualname__}>"
@@ -179,6 +181,18 @@ class JitFunction(_core.Dispatcher):
     @property
     def target(self):
         return targets.NAMES[self._target_code]
+
+    @property
+    def interpret(self):
+        """Whether this launcher runs interpreted (interpret/): True, False,
+        or None (the default), as flyrt.set_interpret and FLYDSL_INTERPRET say.
+        Interpreted calls neither compile nor touch the compiled artifacts."""
+        return self.__dict__.get("_interpret")
+
+    @interpret.setter
+    def interpret(self, on):
+        self._interpret = None if on is None else bool(on)
+        interpret_mode.apply(self)
 
     def lower(self, *args, target="cuda", arch=None, **kwargs):
         """Traces and compiles the launcher for `args` without running it:
@@ -249,6 +263,8 @@ class JitFunction(_core.Dispatcher):
     # -- tracing ---------------------------------------------------------------
 
     def _inline(self, *args, **kwargs):
+        if interpreting():
+            return self.fn(*args, **kwargs)  # a device helper, run as written
         return traceable(self.fn)(*args, **kwargs)
 
     def _trace(self, specs, bound, target):

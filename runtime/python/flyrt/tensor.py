@@ -7,10 +7,15 @@ access out of bounds is skipped and the launch raises IndexError naming the
 tensor, the index and the Python line. Checks the compiler proves cost nothing."""
 
 from . import _core, dtypes
-from .tracing import current, line, user_frame
+from .tracing import current, interpreting, line, user_frame
 from .values import Value, constant, convert
 
 
+def _checks_bounds():
+    """Bounds checks are on when asked for, and always in interpreter mode
+    (where a stray index would read another element of the array, or raise
+    numpy's error far from the kernel's line)."""
+    return _core.bounds_checks() or interpreting()
 
 
 class TensorValue:
@@ -117,7 +122,7 @@ class TensorValue:
         def load():
             return Value(builder.load(self.pointer, self._offset(indices).id, line()), self.dtype)
 
-        if _core.bounds_checks():
+        if _checks_bounds():
             return self._checked(indices, load, lambda: constant(0, self.dtype))
         return load()
 
@@ -132,7 +137,7 @@ class TensorValue:
             offset = self._offset(indices).id
             return Value(builder.load_vector(self.pointer, offset, lanes, line(), align), self.dtype)
 
-        if _core.bounds_checks():
+        if _checks_bounds():
             return self._checked(indices, load, lambda: Value(
                 builder.broadcast(constant(0, self.dtype).id, lanes, line()), self.dtype), lanes, align)
         return load()
@@ -148,7 +153,7 @@ class TensorValue:
             return 0
 
         self.written = True
-        if _core.bounds_checks():
+        if _checks_bounds():
             self._checked(indices, store, lambda: 0, vector.lanes, align)
         else:
             store()
@@ -184,7 +189,7 @@ class TensorValue:
             return 0
 
         self.written = True
-        if _core.bounds_checks():
+        if _checks_bounds():
             self._checked(indices, store, lambda: 0)
         else:
             store()

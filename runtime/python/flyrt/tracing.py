@@ -15,6 +15,8 @@ _state = threading.local()
 class Trace:
     """One launcher being traced into one IR module, for one target."""
 
+    eager = False  # interpret.launch.Interpretation: ops computed at once, no IR
+
     def __init__(self, name, target):
         self.module = _core.Module(name)
         self.target = target  # a _core.Target: what the kernels run on
@@ -50,6 +52,13 @@ def active():
     return getattr(_state, "trace", None)
 
 
+def interpreting():
+    """Whether DSL ops on this thread compute values now (interpreter mode)
+    rather than emit IR."""
+    trace = getattr(_state, "trace", None)
+    return trace is not None and trace.eager
+
+
 class tracing:
     """Context manager making `trace` the active one (nesting restores)."""
 
@@ -78,10 +87,12 @@ def user_frame():
 
 def line():
     """Source line for the next op; also points the builder at the file."""
+    trace = current()
+    if trace.eager:
+        return 0  # interpreted ops need no line: errors carry the user's own frames
     frame = user_frame()
     if frame is None:
         return 0
-    trace = current()
     builder = trace.builder
     filename = frame.f_code.co_filename
     if trace.files.get(id(builder)) != filename:

@@ -1,4 +1,6 @@
-"""Traced scalar values: Python operators on them emit IR ops.
+"""Traced scalar values: Python operators on them emit IR ops (in
+interpreter mode, compute them: a value's id is then the value itself, and
+it has a truth value, an index and a printed form).
 
 Integer ``//`` and ``%`` follow Python (floor division, the remainder takes
 the divisor's sign); ``/`` is true division (integers become Float32).
@@ -25,11 +27,35 @@ class Value:
     def __repr__(self):
         lanes = self.lanes
         kind = self.dtype.name if lanes == 1 else f"Vector[{lanes} x {self.dtype.name}]"
+        if self.concrete:
+            return f"{kind}({self})"
         return f"<traced {kind} %{self.id}>"
+
+    def __str__(self):
+        if not self.concrete:
+            return repr(self)
+        if getattr(self.dtype, "is_fp8", False):
+            from .fp8 import dequantize
+
+            return str(dequantize(self.id, self.dtype.format)[()])
+        return str(self.id.tolist())
+
+    def __format__(self, spec):
+        if self.concrete and spec:
+            return format(self.id.item(), spec)
+        return format(str(self), spec)
+
+    @property
+    def concrete(self):
+        """Whether this value was computed by the interpreter (its id is then
+        the value itself: a numpy scalar or array), not traced (an int id)."""
+        return type(self.id) is not int
 
     @property
     def lanes(self):
         """1 for a scalar; the number of lanes of a vector (fx.Vector)."""
+        if self.concrete:
+            return 1 if self.id.ndim == 0 else len(self.id)
         return current().builder.type_of(self.id).lanes
 
     # -- vectors (flyrt.vector) ----------------------------------------------------
@@ -53,6 +79,8 @@ class Value:
         tensor.store_vector(index, self, align)
 
     def __bool__(self):
+        if self.concrete and self.lanes == 1:
+            return bool(self.id)
         raise TypeError(
             f"a traced {self.dtype.name} has no Python truth value here: dynamic control flow works "
             "in `if`, `while`, `for ... in range(...)`, `and`/`or`/`not` and `x if c else y` written "
@@ -61,10 +89,17 @@ class Value:
         )
 
     def __index__(self):
+        if self.concrete and self.lanes == 1 and not self.dtype.is_float:
+            return int(self.id)
         raise TypeError(
             f"a traced {self.dtype.name} cannot be used as a Python int (e.g. in range_constexpr or "
             "a Python list index); use range(...) for a dynamic loop, or pass it as fx.Constexpr"
         )
+
+    def __float__(self):
+        if self.concrete and self.lanes == 1 and self.dtype.is_float:
+            return float(self.id)
+        raise TypeError(f"a traced {self.dtype.name} has no Python value while it is traced")
 
     def __iter__(self):
         raise TypeError(f"a traced {self.dtype.name} is not iterable")

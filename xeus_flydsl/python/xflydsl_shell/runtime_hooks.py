@@ -8,6 +8,8 @@ already found stale and recompiled are named too. One short notice says
 what and why; nothing is printed when nothing changed. Nothing recompiles
 here: the next call does.
 
+FLYDSL_INTERPRET is read again before each cell (``%env`` changes it).
+
 Bounds checks are on in the kernel (unless FLYDSL_DEBUG_BOUNDS says
 otherwise): an out-of-bounds index is an IndexError naming the tensor, the
 index and the line, and the user's variables survive it.
@@ -47,6 +49,9 @@ def _report(invalidation, reloaded=(), recompiled=()):
 def before_cell(code):
     invalidation = _invalidation()
     if invalidation is not None:
+        from flyrt.interpret import follow_environment
+
+        follow_environment()  # %env FLYDSL_INTERPRET=1 counts from this cell on
         invalidation.drain_recompiles()  # made outside any cell (a widget's callback): not this cell's
         _report(invalidation, invalidation.reload_edited_modules())
 

@@ -1,0 +1,282 @@
+"""The eager builder: the function builder's interface (what values.py,
+tensor.py, vector.py, block.py, fp8.py and matrix.py call while tracing),
+computing each op at once on concrete values instead of emitting IR.
+
+A value's "id" is the value itself: a numpy scalar, or a 1-d numpy array for
+a vector (numerics.BFloat16Values for BFloat16). The DSL's typing rules stay
+in values.py and friends; this file holds only what each IR op does, as
+codegen/lowering.cpp and codegen/cpu/ lower it for the CPU.
+"""
+
+import functools
+
+import numpy as np
+
+from .. import _core, dtypes, fp8, targets
+from . import numerics
+
+A = _core.Arith
+P = _core.Predicate
+S = _core.Scalar
+
+_MATH = {A.exp: "exp", A.exp2: "exp2", A.log: "log", A.log2: "log2", A.sqrt: "sqrt", A.rsqrt: "rsqrt"}
+_COMPARE = {P.eq: np.equal, P.ne: np.not_equal, P.lt: np.less, P.le: np.less_equal, P.gt: np.greater,
+            P.ge: np.greater_equal}
+
+
+@functools.lru_cache(maxsize=None)
+def _numpy_type(kind):
+    """The numpy type a value of IR scalar `kind` is held in."""
+    if kind == S.bf16:
+        return np.dtype(np.float32)
+    return np.dtype(dtypes.from_scalar(kind).numpy_dtype.str)
+
+
+@functools.lru_cache(maxsize=None)
+def _fused_multiply_add():
+    """Whether LLVM fuses llvm.fmuladd (the inline math's) on this CPU."""
+    return "+fma" in targets.cpu(32).features.split(",")
+
+
+def _finish(result, like):
+    """`result` as the type of `like`: a scalar for a 0-d result, BFloat16
+    rounded where `like` is BFloat16."""
+    if numerics.is_bfloat16(like):
+        return numerics.to_bfloat16(result)
+    return np.asarray(result, np.asarray(like).dtype)[()]
+
+
+def _integer_divide(kind, a, b):
+    """sdiv / udiv / srem / urem that never trap (lowering.cpp: safe_divisor):
+    x / 0 and x % 0 are 0; MIN / -1 wraps to MIN."""
+    a, b = np.asarray(a), np.asarray(b)
+    by_zero = b == 0
+    trap = by_zero
+    if a.dtype.kind == "i":
+        trap = trap | ((a == np.iinfo(a.dtype).min) & (b == -1))
+    divisor = np.where(trap, 1, b).astype(a.dtype)
+    remainder = np.fmod(a, divisor)  # C's %: the sign of the dividend
+    if kind == A.rem:
+        out = remainder
+    else:
+        out = (a - remainder) // divisor  # exact, so flooring is truncating
+    return np.where(by_zero, 0, out).astype(a.dtype)[()]
+
+
+def _shift(kind, a, b):
+    """Shifts by the width or more give 0 (or the sign fill), as lowering.cpp makes them."""
+    a, b = np.asarray(a), np.asarray(b)
+    width = a.dtype.itemsize * 8
+    too_far = b.astype(a.dtype.str.replace("i", "u")) >= width
+    amount = np.where(too_far, 0, b).astype(a.dtype)
+    if kind == A.shl:
+        return np.where(too_far, 0, np.left_shift(a, amount)).astype(a.dtype)[()]
+    fill = np.right_shift(a, width - 1) if a.dtype.kind == "i" else np.zeros_like(a)
+    return np.where(too_far, fill, np.right_shift(a, amount)).astype(a.dtype)[()]
+
+
+def _float_to_int(x, to):
+    """llvm.fptosi.sat / fptoui.sat: truncation, saturating; NaN gives 0."""
+    wide = np.trunc(np.asarray(x, np.float64))
+    info = np.iinfo(to)
+    low, high = float(info.min), float(info.max) + 1.0  # both exact in float64
+    inside = np.where(np.isnan(wide) | (wide < low) | (wide >= high), 0.0, wide).astype(to)
+    out = np.where(wide >= high, np.array(info.max, to), np.where(wide < low, np.array(info.min, to), inside))
+    return out.astype(to)[()]
+
+
+def cast(x, kind):
+    """lowering.cpp's cast to IR scalar `kind`, lane by lane."""
+    source = np.asarray(x)
+    to = _numpy_type(kind)
+    from_float = source.dtype.kind == "f"
+    if kind == S.i1:
+        return (source != 0)[()]  # floats: unordered-not-equal, so NaN is true
+    if kind == S.bf16:
+        return numerics.to_bfloat16(source if from_float else source.astype(np.float64))
+    if to.kind == "f":
+        return source.astype(to)[()]
+    if from_float:
+        return _float_to_int(source, to)
+    return source.astype(to)[()]  # integers: sign- or zero-extend as the source is signed, or truncate
+
+
+def bitcast(x, kind):
+    source = np.asarray(x)
+    if numerics.is_bfloat16(x):
+        source = numerics.bfloat16_bits(x)
+    if kind == S.bf16:
+        return numerics.bfloat16_from_bits(source.view(np.uint16))[()]
+    return source.view(_numpy_type(kind))[()]
+
+
+class EagerBuilder:
+    """Computes ops as they are called. `thread` is the GPU thread running
+    (block_threads.GpuThread), None in a launcher's host code."""
+
+    def __init__(self, thread=None):
+        self.thread = thread
+
+    def _gpu(self, what):
+        if self.thread is None:
+            raise RuntimeError(f"{what} only exists inside a @flyc.kernel")
+        return self.thread
+
+    # -- values ------------------------------------------------------------------
+
+    def set_file(self, filename):
+        pass  # interpreted code keeps its own frames: nothing to point at
+
+    def constant_int(self, ir_type, value, line):
+        if ir_type.kind == S.i1:
+            return np.bool_(value)
+        return np.int64(value).astype(_numpy_type(ir_type.kind))[()]
+
+    def constant_float(self, ir_type, value, line):
+        if ir_type.kind == S.bf16:
+            return numerics.to_bfloat16(np.float64(value))
+        return _numpy_type(ir_type.kind).type(value)
+
+    def broadcast(self, x, lanes, line):
+        out = np.full(lanes, x, np.asarray(x).dtype)
+        return out.view(numerics.BFloat16Values) if numerics.is_bfloat16(x) else out
+
+    def extract(self, vector, lane, line):
+        return _finish(vector[lane], vector)
+
+    def insert(self, vector, element, lane, line):
+        out = vector.copy()
+        out[lane] = element
+        return out
+
+    def reduce(self, kind, vector, line):
+        """In lane order, as lowering.cpp's reductions (a float sum starts at -0)."""
+        combine = {A.add: np.add, A.max: self._maximum, A.min: self._minimum}[kind]
+        floats = np.asarray(vector).dtype.kind == "f"
+        total = _finish(np.asarray(-0.0 if floats and kind == A.add else vector[0], vector.dtype), vector)
+        for lane in range(0 if floats and kind == A.add else 1, len(vector)):
+            total = _finish(combine(total, vector[lane]), vector)
+        return total
+
+    # -- arithmetic ----------------------------------------------------------------
+
+    @staticmethod
+    def _minimum(a, b):
+        return numerics.minimum(a, b) if np.asarray(a).dtype.kind == "f" else np.minimum(a, b)
+
+    @staticmethod
+    def _maximum(a, b):
+        return numerics.maximum(a, b) if np.asarray(a).dtype.kind == "f" else np.maximum(a, b)
+
+    def binary(self, kind, a, b, line):
+        floats = np.asarray(a).dtype.kind == "f"
+        if kind in (A.div, A.rem) and not floats:
+            return _integer_divide(kind, a, b)
+        if kind in (A.shl, A.shr):
+            return _shift(kind, a, b)
+        if kind == A.min:
+            return _finish(self._minimum(a, b), a)
+        if kind == A.max:
+            return _finish(self._maximum(a, b), a)
+        operation = {A.add: np.add, A.sub: np.subtract, A.mul: np.multiply, A.div: np.true_divide,
+                     A.rem: np.fmod, A.bit_and: np.bitwise_and, A.bit_or: np.bitwise_or,
+                     A.bit_xor: np.bitwise_xor}[kind]
+        return _finish(operation(a, b), a)
+
+    def unary(self, kind, x, line):
+        if kind in _MATH:
+            return numerics.math_function(_MATH[kind], x, _fused_multiply_add())
+        operation = {A.neg: np.negative, A.bit_not: np.invert, A.abs: np.abs, A.floor: np.floor,
+                     A.ceil: np.ceil}[kind]
+        return _finish(operation(x), x)
+
+    def fma(self, a, b, c, line):
+        if np.asarray(a).dtype.kind == "f":
+            return numerics.fma(a, b, c)
+        return _finish(a * b + c, a)
+
+    def compare(self, predicate, a, b, line):
+        return np.asarray(_COMPARE[predicate](a, b))[()]
+
+    def select(self, condition, if_true, if_false, line):
+        return _finish(np.where(condition, if_true, if_false), if_true)
+
+    def cast(self, x, ir_type, line):
+        return cast(x, ir_type.kind)
+
+    def bitcast(self, x, ir_type, line):
+        return bitcast(x, ir_type.kind)
+
+    def decode_fp8(self, codes, ir_type, fmt, line):
+        """Exactly as fp8.dequantize, the host helper the compiled decode follows."""
+        decoded = fp8.dequantize(codes, fmt.name)
+        return cast(decoded, ir_type.kind) if ir_type.kind != S.f32 else decoded[()]
+
+    # -- memory ----------------------------------------------------------------------
+
+    def load(self, pointer, offset, line):
+        return pointer.load(offset)
+
+    def load_vector(self, pointer, offset, lanes, line, align=0):
+        return pointer.load(offset, lanes)
+
+    def store(self, pointer, offset, value, line, align=0):
+        pointer.store(offset, value)
+
+    def shared(self, kind, size_bytes, line):
+        thread = self._gpu("shared memory")
+        return thread.block.shared_array(thread, dtypes.from_scalar(kind), size_bytes)
+
+    def dynamic_shared(self, kind, line):
+        return self._gpu("shared memory").block.dynamic_shared(dtypes.from_scalar(kind))
+
+    def report(self, message, values, line):
+        """A failed bounds check: raised at once, where the compiled launch
+        would skip the access, finish and then raise the same IndexError."""
+        text = message
+        for value in values:
+            text = text.replace("{}", str(int(value)), 1)
+        raise IndexError(text)
+
+    # -- threads -----------------------------------------------------------------------
+
+    def special(self, which, dim, line):
+        return np.int32(self._gpu("fx.thread_idx and friends").special(which, dim))
+
+    def barrier(self, line):
+        self._gpu("fx.barrier").exchange("fx.barrier()", None)
+
+    def shuffle(self, value, source, line):
+        """CPU target semantics (cpu_codegen.cpp: value_of_thread): the value
+        of block-linear thread `source`, or this thread's own when no such thread is."""
+        thread = self._gpu("a warp shuffle")
+        values = thread.exchange("a warp shuffle", value)
+        source = int(source)
+        return values[source] if 0 <= source < len(values) else value
+
+    def mma(self, a, b, c, line):
+        """cpu_codegen.cpp's emit_mma: per lane of a warp of 32, products of
+        Float16 / BFloat16 fragments exact in float32, summed in order of k."""
+        thread = self._gpu("fx.mma")
+        fragments = thread.exchange("fx.mma", (a, b))
+        tid = thread.linear
+        lane = tid % 32
+        warp = tid - lane
+        g, t = lane // 4, lane % 4
+
+        def element(which, holder, index):
+            holder = warp + holder
+            fragment = fragments[holder][which] if 0 <= holder < len(fragments) else (a, b)[which]
+            return np.float32(fragment[index])
+
+        d = np.array(c, np.float32)
+        for i in range(4):
+            column = 2 * t + i % 2
+            total = np.float32(c[i])
+            for k in range(16):
+                product = element(0, 4 * g + (k % 8) // 2, (k % 2) + 2 * (i // 2) + 4 * (k // 8)) * \
+                    element(1, 4 * column + (k % 8) // 2, (k % 2) + 2 * (k // 8))
+                total = np.float32(total + product)
+            d[i] = total
+        return d
+

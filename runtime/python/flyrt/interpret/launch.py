@@ -1,0 +1,119 @@
+"""Running a launcher interpreted: its body, then each kernel it launches,
+as the user's own Python functions (not rewritten, not traced), on concrete
+values through the eager builder. Nothing is compiled, and the launcher's
+cache of compiled artifacts is not touched: an interpreted call runs the
+live functions, so it is never stale.
+
+Tensors are numpy arrays (and torch CPU tensors, as numpy views); a GPU
+tensor is refused, as interpretation reads and writes host memory. Bounds
+are always checked here, whatever the compiled mode's setting: an access out
+of bounds raises IndexError at once, at the kernel's line.
+"""
+
+import numpy as np
+
+from .. import block, dtypes, specialization, targets, tensor
+from ..drivers import cpu as cpu_driver
+from ..kernel import _dim3
+from ..tracing import active, tracing
+from ..values import Value, convert
+from .block_threads import BlockRunner
+from .eager_builder import EagerBuilder
+from . import memory
+
+_MAX_THREADS, _MAX_SHARED = 1024, 64 * 1024  # the CPU target's limits (cpu_launch.cpp)
+_runner = BlockRunner()
+
+
+class Interpretation:
+    """What the DSL's ops find as the current trace while interpreting: the
+    eager builder of this GPU thread (or of the launcher's host code)."""
+
+    eager = True
+
+    def __init__(self, builder, launcher_name):
+        self.builder = builder
+        self.target = targets.cpu(block.cpu_warp_size())
+        self.launcher_name = launcher_name
+        self.files = {}
+
+
+def run_launcher(launcher, args, kwargs):
+    """`launcher(*args, **kwargs)`, interpreted."""
+    bound, key = launcher._specialize(args, kwargs, targets.CPU)  # the compiled call's argument checks
+    specs = specialization.decode(key, bound)
+    arguments = {name: _argument(name, value, spec)
+                 for name, value, spec in zip(launcher.signature.parameters, bound, specs)}
+    with tracing(Interpretation(EagerBuilder(), launcher.__qualname__)), np.errstate(all="ignore"):
+        launcher.fn(**arguments)
+
+
+def _argument(name, value, spec):
+    if isinstance(spec, specialization.TensorSpec):
+        array = value if isinstance(value, np.ndarray) else cpu_driver.host_view(value)
+        if array is None:
+            raise TypeError(f"argument '{name}': interpreter mode (FLYDSL_INTERPRET) runs kernels on the host and "
+                            f"takes numpy arrays or CPU tensors; copy this {type(value).__name__} to the host "
+                            "first (tensor.cpu())")
+        buffer, strides = memory.of_array(array, name)
+        index = (dtypes.Int64 if spec.index_bits == 64 else dtypes.Int32).numpy_dtype.type
+        native = [buffer] + [index(n) for n in array.shape] + [index(s) for s in strides]
+        return tensor.TensorValue(name, spec.dtype, native, spec.contiguous, spec.index_bits, spec.align)
+    if isinstance(spec, specialization.ScalarSpec):
+        return convert(value, spec.dtype) if isinstance(value, Value) else _scalar(value, spec.dtype)
+    if isinstance(spec, specialization.StreamSpec):
+        while hasattr(value, "handle"):
+            value = value.handle
+        return Value(np.int64(-1 if value is None else value), dtypes.Int64)
+    return value
+
+
+def _scalar(value, dtype):
+    return Value(np.asarray(value).astype(dtype.numpy_dtype)[()], dtype)
+
+
+def run_kernel(pending, grid, block_size, smem):
+    """A kernel launch met while interpreting a launcher: every block, one
+    after another, each thread running the kernel's Python function."""
+    context = active()
+    if context.builder.thread is not None:
+        raise RuntimeError(f"kernel {pending.kernel.name} is launched from a kernel: launches belong in a "
+                           "@flyc.jit launcher's host code")
+    params, natives, _ = pending._classify()
+    arguments = pending.kernel_arguments(params, natives)
+    sizes = [int(convert(v, dtypes.Int32).id) for v in (*_dim3(grid), *_dim3(block_size), smem)]
+    grid, block_dim, smem = tuple(sizes[:3]), tuple(sizes[3:6]), sizes[6]
+    problem = _geometry_problem(grid, block_dim, smem, pending.kernel.known_block_size)
+    if problem:
+        raise RuntimeError(f"launcher {context.launcher_name}: {problem}")
+    function, name = pending.kernel.fn, context.launcher_name
+
+    def body(gpu_thread):
+        interpretation = Interpretation(EagerBuilder(gpu_thread), name)
+        with tracing(interpretation), np.errstate(all="ignore"):
+            try:
+                function(**arguments)
+            except Exception as error:
+                error.add_note(f"(interpreted: {gpu_thread.name} of kernel {pending.kernel.name})")
+                raise
+
+    for z in range(grid[2]):
+        for y in range(grid[1]):
+            for x in range(grid[0]):
+                _runner.run_block(body, (x, y, z), block_dim, grid, smem)
+
+
+def _geometry_problem(grid, block_dim, smem, known_block):
+    """What the CPU launch refuses (launch_status.cpp), in its words."""
+    if any(g < 0 for g in grid) or any(b < 1 for b in block_dim) or smem < 0:
+        return (f"launch with grid ({', '.join(map(str, grid))}) and block ({', '.join(map(str, block_dim))}): "
+                "grid sizes must be >= 0 and block sizes >= 1")
+    if known_block != (0, 0, 0) and tuple(block_dim) != tuple(known_block):
+        return (f"the kernel was compiled for known_block_size=({', '.join(map(str, known_block))}) but is "
+                f"launched with block=({', '.join(map(str, block_dim))})")
+    threads = block_dim[0] * block_dim[1] * block_dim[2]
+    if threads > _MAX_THREADS:
+        return f"a block of {threads} threads exceeds the limit of {_MAX_THREADS}"
+    if smem > _MAX_SHARED:
+        return f"shared memory of 0 bytes (static) + {smem} bytes (smem=) exceeds the {_MAX_SHARED} bytes a block has"
+    return None
