@@ -253,3 +253,38 @@ def test_the_invalidation_hooks_keep_working_while_debugging(debug):
     assert debug.execute_reply()["status"] == "ok"
     _, outputs = debug.session.execute("print(out.tolist(), launch.cache_info().compiles)")
     assert debug.session.stdout(outputs) == "[0.0, 10.0, 20.0, 30.0] 2\n"
+
+
+def test_stepping_through_one_thread_of_pa_decode_in_interpreter_mode(debug):
+    module = REPO / "notebooks" / "kernels" / "pa_decode_fp8.py"
+    line = next(n for n, text in enumerate(module.read_text().splitlines(), 1)
+                if text.strip() == "q_index = t // group")
+    reply, _ = debug.session.execute(
+        f"import sys, numpy as np\nsys.path.insert(0, {str(REPO / 'notebooks')!r})\n"
+        "import kernels.pa_decode_fp8 as pa\nfrom kernels.pa_reference import make_case\n"
+        "case = make_case(seed=3, num_seqs=1, context_length=20)\n"
+        "compiled = pa.pa_decode_ps_launch(**case, workers=1)")
+    assert reply["status"] == "ok", reply
+    debug.set_breakpoints(module, line, condition="t == 2")  # one GPU thread of the block of 4
+    debug.session.execute("%env FLYDSL_INTERPRET=1")
+    debug.kc.execute("interpreted = pa.pa_decode_ps_launch(**case, workers=1)")
+
+    stopped = debug.wait_event("stopped")
+    thread = stopped["body"]["threadId"]
+    names = {t["id"]: t["name"] for t in debug.request("threads")["body"]["threads"]}
+    assert names[thread] == "block (0,0,0) thread (2,0,0)"
+    frames, raw = debug.stack(thread)
+    assert frames[0] == ("pa_decode_ps_kernel", line, str(module))
+    assert debug.local_variables(raw[0]["id"])["t"] == "Int32(2)"
+    debug.request("next", {"threadId": thread})
+    debug.wait_event("stopped")
+    frames, raw = debug.stack(thread)
+    assert frames[0][1] == line + 1
+    assert debug.local_variables(raw[0]["id"])["q_index"] == "Int32(0)"  # 2 // group (4)
+
+    debug.request("setBreakpoints", {"breakpoints": [], "source": {"path": str(module)}})
+    debug.request("continue", {"threadId": thread})
+    assert debug.execute_reply()["status"] == "ok"
+    debug.session.execute("%env FLYDSL_INTERPRET=0")
+    _, outputs = debug.session.execute("print(np.array_equal(compiled, interpreted))")
+    assert debug.session.stdout(outputs) == "True\n"
