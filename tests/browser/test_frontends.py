@@ -65,8 +65,13 @@ def free_port():
                 ids=["jupyterlab", "notebook"])
 def lab(tmp_path, request):
     app, path = request.param
+    yield from _serve(tmp_path, app, path, CELLS)
+
+
+def _serve(tmp_path, app, path, cells):
+    """A Jupyter server on a notebook of `cells` (xflydsl), and Chromium on it."""
     notebook = nbformat.v4.new_notebook()
-    notebook.cells = [nbformat.v4.new_code_cell(source) for source in CELLS]
+    notebook.cells = [nbformat.v4.new_code_cell(source) for source in cells]
     notebook.metadata = {"kernelspec": {"display_name": "Python 3.11 (xflydsl)", "language": "python",
                                         "name": "xflydsl"}}
     nbformat.write(notebook, tmp_path / "browser.ipynb")
@@ -147,3 +152,43 @@ def test_a_notebook_runs_on_xflydsl_in_the_browser(lab):
     slider = driver.find_elements(By.CSS_SELECTOR, ".jp-OutputArea-output .widget-slider")
     assert slider and "lanes" in texts[6]  # rendered by the widget manager, over the kernel's comms
     assert driver.find_elements(By.CSS_SELECTOR, ".jp-OutputArea-output img[src^='data:image/png']")
+
+
+DEBUG_CELL = "def add(a, b):\n    c = a + b\n    return c\n\ntotal = add(2, 3)\nprint('total', total)"
+
+
+@pytest.fixture
+def lab_debugging(tmp_path):
+    yield from _serve(tmp_path, "lab", "lab/tree/browser.ipynb", [DEBUG_CELL])
+
+
+def test_jupyterlabs_debugger_stops_at_a_breakpoint_in_a_cell(lab_debugging):
+    driver = lab_debugging
+    wait_for(lambda: driver.execute_script(
+        "const s = document.querySelector('.jp-Notebook-ExecutionIndicator');"
+        "return s && s.getAttribute('data-status') === 'idle'"), what="the kernel to be idle")
+    # The toolbar's debugger switch is enabled only for a kernel whose kernel_info advertises it.
+    toggle = wait_for(lambda: [b for b in driver.find_elements(By.CSS_SELECTOR, ".jp-DebuggerBugButton")
+                               if b.is_enabled() and b.get_attribute("aria-disabled") != "true"],
+                      what="an enabled debugger switch")[0]
+    toggle.click()
+    wait_for(lambda: driver.find_elements(By.CSS_SELECTOR, ".jp-DebuggerVariables"), what="the debugger panel")
+    # A breakpoint on the cell's line 2, in the editor's breakpoint gutter.
+    gutter = wait_for(lambda: driver.find_elements(By.CSS_SELECTOR, ".jp-CodeCell .cm-breakpoint-gutter "
+                                                                    ".cm-gutterElement:not([style*='height: 0'])"),
+                      what="the breakpoint gutter")
+    ActionChains(driver).move_to_element(gutter[1]).click().perform()
+    driver.find_elements(By.CSS_SELECTOR, ".jp-CodeCell .jp-InputPrompt")[0].click()
+    ActionChains(driver).key_down(Keys.SHIFT).send_keys(Keys.ENTER).key_up(Keys.SHIFT).perform()
+
+    frames = wait_for(lambda: [f.text for f in driver.find_elements(By.CSS_SELECTOR, ".jp-DebuggerCallstackFrame")],
+                      what="the call stack of the stopped cell")
+    assert frames[0].startswith("add"), frames
+    assert driver.find_elements(By.CSS_SELECTOR, ".jp-CodeCell .jp-DebuggerEditor-highlight")
+    variables = wait_for(lambda: driver.find_element(By.CSS_SELECTOR, ".jp-DebuggerVariables-body").text,
+                         what="the variables of the stopped frame")
+    assert "a" in variables and "2" in variables and "3" in variables, variables
+
+    continue_button = driver.find_element(By.CSS_SELECTOR, "button[title^='Continue']")
+    continue_button.click()
+    wait_for(lambda: "total 5" in outputs(driver)[0], what="the cell's output after continuing")

@@ -6,6 +6,7 @@ import time
 from pathlib import Path
 
 import pytest
+from jupyter_client.kernelspec import KernelSpecManager
 
 REPO = Path(__file__).resolve().parents[2]
 TIMEOUT = 30
@@ -104,6 +105,8 @@ def test_kernel_info_advertises_the_debugger(kernel):
     reply = kernel.kc.get_shell_msg(timeout=TIMEOUT)["content"]
     assert reply["debugger"] is True
     assert "debugger" in reply["supported_features"]
+    # JupyterLab enables its debugger switch from the kernelspec's metadata.
+    assert KernelSpecManager().get_kernel_spec("xflydsl").metadata["debugger"] is True
 
 
 def test_debug_info_before_the_debugger_starts_names_the_cell_files(fresh_kernel):
