@@ -154,41 +154,60 @@ def test_a_notebook_runs_on_xflydsl_in_the_browser(lab):
     assert driver.find_elements(By.CSS_SELECTOR, ".jp-OutputArea-output img[src^='data:image/png']")
 
 
-DEBUG_CELL = "def add(a, b):\n    c = a + b\n    return c\n\ntotal = add(2, 3)\nprint('total', total)"
+DEBUG_CELL = ("from kernel_helpers import scale\n\ndef add(a, b):\n    c = a + b\n    return scale(c)\n\n"
+              "total = add(2, 3)\nprint('total', total)")
+HELPER_MODULE = "def scale(v):\n    doubled = 2 * v\n    return doubled\n"
 
 
 @pytest.fixture
 def lab_debugging(tmp_path):
+    (tmp_path / "kernel_helpers.py").write_text(HELPER_MODULE)  # the kernel runs in the notebook's folder
     yield from _serve(tmp_path, "lab", "lab/tree/browser.ipynb", [DEBUG_CELL])
 
 
-def test_jupyterlabs_debugger_stops_at_a_breakpoint_in_a_cell(lab_debugging):
+def call_stack(driver):
+    return [f.text.split("\n") for f in driver.find_elements(By.CSS_SELECTOR, ".jp-DebuggerCallstackFrame")]
+
+
+def test_jupyterlabs_debugger_stops_in_a_cell_and_steps_into_a_helper_module(lab_debugging):
     driver = lab_debugging
     wait_for(lambda: driver.execute_script(
         "const s = document.querySelector('.jp-Notebook-ExecutionIndicator');"
         "return s && s.getAttribute('data-status') === 'idle'"), what="the kernel to be idle")
-    # The toolbar's debugger switch is enabled only for a kernel whose kernel_info advertises it.
+    # The toolbar's debugger switch is enabled only for a kernel whose spec advertises it.
     toggle = wait_for(lambda: [b for b in driver.find_elements(By.CSS_SELECTOR, ".jp-DebuggerBugButton")
-                               if b.is_enabled() and b.get_attribute("aria-disabled") != "true"],
+                               if b.get_attribute("aria-disabled") == "false"],
                       what="an enabled debugger switch")[0]
     toggle.click()
     wait_for(lambda: driver.find_elements(By.CSS_SELECTOR, ".jp-DebuggerVariables"), what="the debugger panel")
-    # A breakpoint on the cell's line 2, in the editor's breakpoint gutter.
+    # A breakpoint on the cell's line 4 (c = a + b), in the editor's breakpoint gutter.
     gutter = wait_for(lambda: driver.find_elements(By.CSS_SELECTOR, ".jp-CodeCell .cm-breakpoint-gutter "
                                                                     ".cm-gutterElement:not([style*='height: 0'])"),
                       what="the breakpoint gutter")
-    ActionChains(driver).move_to_element(gutter[1]).click().perform()
+    ActionChains(driver).move_to_element(gutter[3]).click().perform()
+    wait_for(lambda: [b.text for b in driver.find_elements(By.CSS_SELECTOR, ".jp-DebuggerBreakpoint-line")] == ["4"],
+             what="the breakpoint in the debugger's list")  # set in the kernel: the reply came
     driver.find_elements(By.CSS_SELECTOR, ".jp-CodeCell .jp-InputPrompt")[0].click()
     ActionChains(driver).key_down(Keys.SHIFT).send_keys(Keys.ENTER).key_up(Keys.SHIFT).perform()
 
-    frames = wait_for(lambda: [f.text for f in driver.find_elements(By.CSS_SELECTOR, ".jp-DebuggerCallstackFrame")],
-                      what="the call stack of the stopped cell")
-    assert frames[0].startswith("add"), frames
+    frames = wait_for(lambda: call_stack(driver), what="the call stack of the stopped cell")
+    assert frames[0][0] == "add" and len(frames) == 2, frames  # the user's frames only
     assert driver.find_elements(By.CSS_SELECTOR, ".jp-CodeCell .jp-DebuggerEditor-highlight")
     variables = wait_for(lambda: driver.find_element(By.CSS_SELECTOR, ".jp-DebuggerVariables-body").text,
                          what="the variables of the stopped frame")
-    assert "a" in variables and "2" in variables and "3" in variables, variables
+    assert {"a", "b", "2", "3"} <= set(variables.split()), variables
 
-    continue_button = driver.find_element(By.CSS_SELECTOR, "button[title^='Continue']")
-    continue_button.click()
-    wait_for(lambda: "total 5" in outputs(driver)[0], what="the cell's output after continuing")
+    # Step over the addition, then into the helper module's function.
+    driver.find_element(By.CSS_SELECTOR, "jp-button[title='Next (F10)']").click()
+    wait_for(lambda: "c" in driver.find_element(By.CSS_SELECTOR, ".jp-DebuggerVariables-body").text.split(),
+             what="c in the variables after a step")
+    driver.find_element(By.CSS_SELECTOR, "jp-button[title^='Step In']").click()
+    frames = wait_for(lambda: [f for f in call_stack(driver) if f[0] == "scale"], what="the helper's frame")
+    assert "kernel_helpers.py" in " ".join(frames[0]), frames
+    # The debugger shows the module's source with the stopped line marked.
+    wait_for(lambda: driver.find_elements(By.CSS_SELECTOR, ".jp-DebuggerEditor-highlight")
+             and "doubled = 2 * v" in driver.find_element(By.CSS_SELECTOR, ".jp-DebuggerEditor-highlight").text,
+             what="the helper's line highlighted in its source")
+
+    driver.find_element(By.CSS_SELECTOR, "jp-button[title^='Continue']").click()
+    wait_for(lambda: "total 10" in outputs(driver)[0], what="the cell's output after continuing")
