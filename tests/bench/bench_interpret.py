@@ -1,12 +1,12 @@
 """Interpreter mode (FLYDSL_INTERPRET) next to the compiled CPU target, in one
-run: seconds per call of each, warm (compiled: after its first compile;
-interpreted: after one call, which starts the worker threads), and the ratio.
+run: seconds per call of each, warm (compiled: after its first compile, the
+median of 5 loops of 200 calls; interpreted: after one call, which starts
+the worker threads, the median of 3 calls), and the ratio.
 
     .venv/bin/python tests/bench/bench_interpret.py
 """
 
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -14,20 +14,12 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "notebooks"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import timing  # noqa: E402,F401  (its disk-cache setting: cold compiles)
+from timing import per_call  # noqa: E402  (and timing's disk-cache setting: cold compiles)
 import flyrt  # noqa: E402
 import kernels.pa_decode_fp8 as pa  # noqa: E402
 from kernels.pa_reference import make_case  # noqa: E402
 from kernels.softmax import softmax  # noqa: E402
 from kernels.vector_add import vector_add  # noqa: E402
-
-
-def seconds_per_call(run, repeats):
-    run()
-    begin = time.perf_counter()
-    for _ in range(repeats):
-        run()
-    return (time.perf_counter() - begin) / repeats
 
 
 def main():
@@ -44,9 +36,9 @@ def main():
     print(f"{'kernel':62} {'compiled (s)':>13} {'interpreted (s)':>16} {'slowdown':>10}")
     for label, run in cases:
         flyrt.set_interpret(False)
-        compiled = seconds_per_call(run, 200)
+        compiled = per_call(run, calls=200, repeats=5)
         flyrt.set_interpret(True)
-        interpreted = seconds_per_call(run, 1)
+        interpreted = per_call(run, calls=1, repeats=3)
         flyrt.set_interpret(None)
         print(f"{label:62} {compiled:13.2e} {interpreted:16.3f} {interpreted / compiled:9.0f}x")
 
