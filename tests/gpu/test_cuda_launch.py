@@ -138,3 +138,23 @@ def test_out_of_bounds_reports_name_the_tensor_and_line(monkeypatch):
     monkeypatch.delenv("FLYDSL_DEBUG_BOUNDS")
     y.zero_()
     shifted(x, torch.zeros(2048, device="cuda"))  # a fresh specialization without checks runs
+
+
+def test_interpreter_mode_refuses_a_cuda_tensor_and_runs_its_host_copy():
+    x = torch.arange(8, dtype=torch.float32, device="cuda")
+    y = torch.zeros_like(x)
+    plus_one(x, y)  # compiled for the GPU first
+    compiles = plus_one.cache_info().compiles
+    plus_one.interpret = True
+    try:
+        with pytest.raises(TypeError, match=r"argument 'x': interpreter mode .* copy this Tensor to the host first"):
+            plus_one(x, y)
+        host_x, host_y = x.cpu(), torch.zeros(8)
+        plus_one(host_x, host_y)
+        assert host_y.tolist() == [v + 1.0 for v in range(8)]
+    finally:
+        plus_one.interpret = None
+    y.zero_()
+    plus_one(x, y)  # compiled again, on the GPU: interpreting touched nothing of its cache
+    assert y.tolist() == [v + 1.0 for v in range(8)]
+    assert plus_one.cache_info().compiles == compiles

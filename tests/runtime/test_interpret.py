@@ -473,6 +473,19 @@ def test_argument_errors_are_the_compiled_ones(module, interpreted):
     assert str(interpreted_error.value) == str(compiled_error.value)
 
 
+class _DeviceArray:
+    """What a GPU tensor shows of itself through DLPack: a device, kDLCUDA."""
+
+    def __dlpack_device__(self):
+        return (2, 0)
+
+
+def test_a_device_tensor_is_refused_with_what_to_do(module, interpreted):
+    with pytest.raises(TypeError, match=r"argument 'x': interpreter mode \(FLYDSL_INTERPRET\) runs kernels on the "
+                                        r"host .* copy this _DeviceArray to the host first \(tensor.cpu\(\)\)"):
+        module.add_offset(_DeviceArray())
+
+
 def test_torch_cpu_tensors(module, interpreted):
     torch = pytest.importorskip("torch")
     x = torch.zeros(4)

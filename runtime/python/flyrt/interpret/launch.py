@@ -40,6 +40,8 @@ class Interpretation:
 
 def run_launcher(launcher, args, kwargs):
     """`launcher(*args, **kwargs)`, interpreted."""
+    for name, value in launcher.signature.bind_partial(*args, **kwargs).arguments.items():
+        _refuse_device_tensor(name, value)  # before the checks of a CPU launch, which would only say "not on the CPU"
     bound, key = launcher._specialize(args, kwargs, targets.CPU)  # the compiled call's argument checks
     specs = specialization.decode(key, bound)
     arguments = {name: _argument(name, value, spec)
@@ -48,13 +50,17 @@ def run_launcher(launcher, args, kwargs):
         launcher.fn(**arguments)
 
 
+def _refuse_device_tensor(name, value):
+    device = getattr(value, "__dlpack_device__", None)
+    if device is not None and not isinstance(value, np.ndarray) and device()[0] != 1:  # not kDLCPU
+        raise TypeError(f"argument '{name}': interpreter mode (FLYDSL_INTERPRET) runs kernels on the host and "
+                        f"takes numpy arrays or CPU tensors; copy this {type(value).__name__} to the host "
+                        "first (tensor.cpu())")
+
+
 def _argument(name, value, spec):
     if isinstance(spec, specialization.TensorSpec):
         array = value if isinstance(value, np.ndarray) else cpu_driver.host_view(value)
-        if array is None:
-            raise TypeError(f"argument '{name}': interpreter mode (FLYDSL_INTERPRET) runs kernels on the host and "
-                            f"takes numpy arrays or CPU tensors; copy this {type(value).__name__} to the host "
-                            "first (tensor.cpu())")
         buffer, strides = memory.of_array(array, name)
         index = (dtypes.Int64 if spec.index_bits == 64 else dtypes.Int32).numpy_dtype.type
         native = [buffer] + [index(n) for n in array.shape] + [index(s) for s in strides]
