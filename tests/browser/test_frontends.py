@@ -166,7 +166,14 @@ def lab_debugging(tmp_path):
 
 
 def call_stack(driver):
-    return [f.text.split("\n") for f in driver.find_elements(By.CSS_SELECTOR, ".jp-DebuggerCallstackFrame")]
+    """The debugger's frames, each as its lines of text (read in one go: the panel re-renders as it steps)."""
+    return [frame.split("\n") for frame in driver.execute_script(
+        "return Array.from(document.querySelectorAll('.jp-DebuggerCallstackFrame')).map(f => f.innerText)")]
+
+
+def variables_text(driver):
+    return driver.execute_script(
+        "const v = document.querySelector('.jp-DebuggerVariables-body'); return v ? v.innerText : ''")
 
 
 def test_jupyterlabs_debugger_stops_in_a_cell_and_steps_into_a_helper_module(lab_debugging):
@@ -185,7 +192,8 @@ def test_jupyterlabs_debugger_stops_in_a_cell_and_steps_into_a_helper_module(lab
                                                                     ".cm-gutterElement:not([style*='height: 0'])"),
                       what="the breakpoint gutter")
     ActionChains(driver).move_to_element(gutter[3]).click().perform()
-    wait_for(lambda: [b.text for b in driver.find_elements(By.CSS_SELECTOR, ".jp-DebuggerBreakpoint-line")] == ["4"],
+    wait_for(lambda: driver.execute_script("return Array.from(document.querySelectorAll("
+                                           "'.jp-DebuggerBreakpoint-line')).map(b => b.innerText)") == ["4"],
              what="the breakpoint in the debugger's list")  # set in the kernel: the reply came
     driver.find_elements(By.CSS_SELECTOR, ".jp-CodeCell .jp-InputPrompt")[0].click()
     ActionChains(driver).key_down(Keys.SHIFT).send_keys(Keys.ENTER).key_up(Keys.SHIFT).perform()
@@ -193,21 +201,19 @@ def test_jupyterlabs_debugger_stops_in_a_cell_and_steps_into_a_helper_module(lab
     frames = wait_for(lambda: call_stack(driver), what="the call stack of the stopped cell")
     assert frames[0][0] == "add" and len(frames) == 2, frames  # the user's frames only
     assert driver.find_elements(By.CSS_SELECTOR, ".jp-CodeCell .jp-DebuggerEditor-highlight")
-    variables = wait_for(lambda: driver.find_element(By.CSS_SELECTOR, ".jp-DebuggerVariables-body").text,
-                         what="the variables of the stopped frame")
+    variables = wait_for(lambda: variables_text(driver), what="the variables of the stopped frame")
     assert {"a", "b", "2", "3"} <= set(variables.split()), variables
 
     # Step over the addition, then into the helper module's function.
     driver.find_element(By.CSS_SELECTOR, "jp-button[title='Next (F10)']").click()
-    wait_for(lambda: "c" in driver.find_element(By.CSS_SELECTOR, ".jp-DebuggerVariables-body").text.split(),
-             what="c in the variables after a step")
+    wait_for(lambda: "c" in variables_text(driver).split(), what="c in the variables after a step")
     driver.find_element(By.CSS_SELECTOR, "jp-button[title^='Step In']").click()
     frames = wait_for(lambda: [f for f in call_stack(driver) if f[0] == "scale"], what="the helper's frame")
     assert "kernel_helpers.py" in " ".join(frames[0]), frames
     # The debugger shows the module's source with the stopped line marked.
-    wait_for(lambda: driver.find_elements(By.CSS_SELECTOR, ".jp-DebuggerEditor-highlight")
-             and "doubled = 2 * v" in driver.find_element(By.CSS_SELECTOR, ".jp-DebuggerEditor-highlight").text,
-             what="the helper's line highlighted in its source")
+    wait_for(lambda: "doubled = 2 * v" in driver.execute_script(
+        "return Array.from(document.querySelectorAll('.jp-DebuggerEditor-highlight')).map(e => e.innerText).join()"),
+        what="the helper's line highlighted in its source")
 
     driver.find_element(By.CSS_SELECTOR, "jp-button[title^='Continue']").click()
     wait_for(lambda: "total 10" in outputs(driver)[0], what="the cell's output after continuing")
