@@ -1,14 +1,27 @@
 """Errors that point at the user's kernel source."""
 
 import os
+import sys
 import types
+
+
+def source_line(filename, lineno):
+    """Where a message points: "file.py:7", or for a notebook cell (whose file
+    is the one IPython compiled it under) "Cell In[3], line 7", as IPython's
+    tracebacks name it."""
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    number = getattr(getattr(shell, "compile", None), "_filename_map", {}).get(filename)
+    if number is not None:
+        return f"Cell In[{number}], line {lineno}"
+    return f"{filename}:{lineno}"
 
 
 class KernelError(Exception):
     """A kernel or launcher that cannot be compiled, with where it went wrong."""
 
     def __init__(self, message, filename=None, lineno=None):
-        where = f"{filename}:{lineno}: " if filename else ""
+        where = f"{source_line(filename, lineno)}: " if filename else ""
         super().__init__(where + message)
         self.filename = filename
         self.lineno = lineno

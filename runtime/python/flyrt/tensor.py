@@ -7,6 +7,7 @@ access out of bounds is skipped and the launch raises IndexError naming the
 tensor, the index and the Python line. Checks the compiler proves cost nothing."""
 
 from . import _core, dtypes
+from .errors import source_line
 from .tracing import current, interpreting, line, user_frame
 from .values import Value, constant, convert
 
@@ -89,7 +90,7 @@ class TensorValue:
             inside = convert(i, dtypes.UInt64) < convert(size, dtypes.UInt64)
             ok = inside if ok is None else ok & inside
         frame = user_frame()
-        where = f"{frame.f_code.co_filename}:{frame.f_lineno}" if frame else "?"
+        where = source_line(frame.f_code.co_filename, frame.f_lineno) if frame else "?"
         holes = ", ".join("{}" for _ in indices)
         vector = f" (a vector of {lanes} lanes)" if lanes > 1 else ""
         message = f"index ({holes}){vector} is out of bounds for tensor '{self.name}' of shape ({holes}) at {where}"

@@ -20,6 +20,7 @@ import threading
 import numpy as np
 
 from .. import _core
+from ..errors import source_line
 from ..tracing import user_frame
 from . import memory
 
@@ -62,7 +63,7 @@ class GpuThread:
         """Waits until every thread of the block brought its `payload` to the
         rendezvous `what`; returns all of them, by block-linear index."""
         frame = user_frame()
-        site = f"{what} at {frame.f_code.co_filename}:{frame.f_lineno}" if frame else what
+        site = f"{what} at {source_line(frame.f_code.co_filename, frame.f_lineno)}" if frame else what
         return self.worker.park(site, payload)
 
 
