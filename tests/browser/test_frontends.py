@@ -4,6 +4,7 @@ A user's view: the notebook opens on the kernel, cells run from the
 keyboard, outputs (streams, results, a widget, an image, a kernel's
 recompile notice, the dependency picture) render in the page."""
 
+import os
 import shutil
 import socket
 import subprocess
@@ -20,6 +21,7 @@ webdriver = pytest.importorskip("selenium.webdriver")
 from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
+from selenium.common.exceptions import ElementNotInteractableException, StaleElementReferenceException  # noqa: E402
 
 CHROMIUM, CHROMEDRIVER = shutil.which("chromium"), shutil.which("chromedriver")
 pytestmark = pytest.mark.skipif(
@@ -77,10 +79,15 @@ def _serve(tmp_path, app, path, cells):
     nbformat.write(notebook, tmp_path / "browser.ipynb")
     port = free_port()
     log = open(tmp_path / "lab.log", "w")
+    # The page's own settings, not the user's: no question about Jupyter's news over the panels.
+    settings = tmp_path / "lab-settings"
+    news = settings / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
+    news.parent.mkdir(parents=True)
+    news.write_text('{"fetchNews": "false"}')
     server = subprocess.Popen(
         [sys.executable, "-m", "jupyter", app, "--no-browser", "--allow-root", f"--port={port}",
          "--ServerApp.ip=127.0.0.1", f"--IdentityProvider.token={TOKEN}", f"--ServerApp.root_dir={tmp_path}"],
-        stdout=log, stderr=subprocess.STDOUT)
+        stdout=log, stderr=subprocess.STDOUT, env=dict(os.environ, JUPYTERLAB_SETTINGS_DIR=str(settings)))
     base = f"http://127.0.0.1:{port}"
     try:
         for _ in range(120):
@@ -117,6 +124,12 @@ def wait_for(condition, timeout=60, what="the page"):
     raise AssertionError(f"timed out waiting for {what}")
 
 
+def wait_until_idle(driver):
+    wait_for(lambda: driver.execute_script(
+        "const s = document.querySelector('.jp-Notebook-ExecutionIndicator');"
+        "return s && s.getAttribute('data-status') === 'idle'"), what="the kernel to be idle")
+
+
 def outputs(driver):
     """Each code cell's output text, in order (an empty string for none)."""
     return driver.execute_script(
@@ -129,9 +142,7 @@ def test_a_notebook_runs_on_xflydsl_in_the_browser(lab):
     wait_for(lambda: driver.execute_script(
         "const k = document.querySelector('.jp-KernelName'); return k && k.textContent"
     ) == "Python 3.11 (xflydsl)", what="the xflydsl kernel name in the toolbar")
-    wait_for(lambda: driver.execute_script(
-        "const s = document.querySelector('.jp-Notebook-ExecutionIndicator');"
-        "return s && s.getAttribute('data-status') === 'idle'"), what="the kernel to be idle")
+    wait_until_idle(driver)
 
     driver.find_elements(By.CSS_SELECTOR, ".jp-CodeCell .jp-InputPrompt")[0].click()  # command mode, cell 1
     for _ in CELLS:
@@ -162,7 +173,7 @@ HELPER_MODULE = "def scale(v):\n    doubled = 2 * v\n    return doubled\n"
 @pytest.fixture
 def lab_debugging(tmp_path):
     (tmp_path / "kernel_helpers.py").write_text(HELPER_MODULE)  # the kernel runs in the notebook's folder
-    yield from _serve(tmp_path, "lab", "lab/tree/browser.ipynb", [DEBUG_CELL])
+    yield from _serve(tmp_path, "lab", "lab/tree/browser.ipynb", [DEBUG_CELL, "print('scaled', scale(21))"])
 
 
 def call_stack(driver):
@@ -176,20 +187,45 @@ def variables_text(driver):
         "const v = document.querySelector('.jp-DebuggerVariables-body'); return v ? v.innerText : ''")
 
 
-def test_jupyterlabs_debugger_stops_in_a_cell_and_steps_into_a_helper_module(lab_debugging):
+def breakpoints(driver):
+    return driver.execute_script(
+        "return Array.from(document.querySelectorAll('.jp-DebuggerBreakpoint')).map(b => b.innerText)")
+
+
+def act_on(driver, script, action, what):
+    """`action` on the element `script` finds, found again if a panel re-rendered it meanwhile (or
+    it was not ready for input yet)."""
+    for _ in range(10):
+        try:
+            return action(wait_for(lambda: driver.execute_script(script), what=what))
+        except (StaleElementReferenceException, ElementNotInteractableException):
+            time.sleep(0.2)
+    raise AssertionError(f"{what} kept re-rendering")
+
+
+def module_editor(driver):
+    """The editor showing kernel_helpers.py's source, if one is on screen."""
+    return driver.execute_script(
+        "return Array.from(document.querySelectorAll('.cm-editor')).find(e => e.offsetParent !== null"
+        " && e.innerText.includes('doubled = 2 * v') && !e.closest('.jp-CodeCell'))")
+
+
+def breakpoint_gutter(editor):
+    """The clickable breakpoint places of a CodeMirror editor, line 1 first."""
+    return [e for e in editor.find_elements(By.CSS_SELECTOR, ".cm-breakpoint-gutter .cm-gutterElement")
+            if "height: 0" not in (e.get_attribute("style") or "")]
+
+
+def test_jupyterlabs_debugger_stops_in_a_cell_and_in_a_helper_module(lab_debugging):
     driver = lab_debugging
-    wait_for(lambda: driver.execute_script(
-        "const s = document.querySelector('.jp-Notebook-ExecutionIndicator');"
-        "return s && s.getAttribute('data-status') === 'idle'"), what="the kernel to be idle")
+    wait_until_idle(driver)
     # The toolbar's debugger switch is enabled only for a kernel whose spec advertises it.
-    toggle = wait_for(lambda: [b for b in driver.find_elements(By.CSS_SELECTOR, ".jp-DebuggerBugButton")
-                               if b.get_attribute("aria-disabled") == "false"],
-                      what="an enabled debugger switch")[0]
-    toggle.click()
+    act_on(driver, "return Array.from(document.querySelectorAll('.jp-DebuggerBugButton')).find("
+                   "b => b.getAttribute('aria-disabled') === 'false' && b.offsetParent !== null)",
+           lambda toggle: toggle.click(), "an enabled debugger switch")
     wait_for(lambda: driver.find_elements(By.CSS_SELECTOR, ".jp-DebuggerVariables"), what="the debugger panel")
     # A breakpoint on the cell's line 4 (c = a + b), in the editor's breakpoint gutter.
-    gutter = wait_for(lambda: driver.find_elements(By.CSS_SELECTOR, ".jp-CodeCell .cm-breakpoint-gutter "
-                                                                    ".cm-gutterElement:not([style*='height: 0'])"),
+    gutter = wait_for(lambda: breakpoint_gutter(driver.find_element(By.CSS_SELECTOR, ".jp-CodeCell")),
                       what="the breakpoint gutter")
     ActionChains(driver).move_to_element(gutter[3]).click().perform()
     wait_for(lambda: driver.execute_script("return Array.from(document.querySelectorAll("
@@ -201,8 +237,8 @@ def test_jupyterlabs_debugger_stops_in_a_cell_and_steps_into_a_helper_module(lab
     frames = wait_for(lambda: call_stack(driver), what="the call stack of the stopped cell")
     assert frames[0][0] == "add" and len(frames) == 2, frames  # the user's frames only
     assert driver.find_elements(By.CSS_SELECTOR, ".jp-CodeCell .jp-DebuggerEditor-highlight")
-    variables = wait_for(lambda: variables_text(driver), what="the variables of the stopped frame")
-    assert {"a", "b", "2", "3"} <= set(variables.split()), variables
+    wait_for(lambda: {"a", "b", "2", "3"} <= set(variables_text(driver).split()),
+             what="a = 2 and b = 3 among the variables of the stopped frame")
 
     # Step over the addition, then into the helper module's function.
     driver.find_element(By.CSS_SELECTOR, "jp-button[title='Next (F10)']").click()
@@ -217,3 +253,25 @@ def test_jupyterlabs_debugger_stops_in_a_cell_and_steps_into_a_helper_module(lab
 
     driver.find_element(By.CSS_SELECTOR, "jp-button[title^='Continue']").click()
     wait_for(lambda: "total 10" in outputs(driver)[0], what="the cell's output after continuing")
+
+    # A breakpoint in the module itself: the Kernel Sources panel lists what the kernel imported.
+    wait_for(lambda: not module_editor(driver), what="the stepped-into source to close after Continue")
+    search = driver.find_element(By.CSS_SELECTOR, ".jp-Debugger-KernelSources-Filter")
+    ActionChains(driver).click(search).send_keys("kernel_helpers").perform()
+    act_on(driver, "return Array.from(document.querySelectorAll('.jp-DebuggerKernelSource-source'))"
+                   ".find(s => s.innerText === 'kernel_helpers')",
+           lambda source: ActionChains(driver).double_click(source).perform(), "the module among the kernel's sources")
+    editor = wait_for(lambda: module_editor(driver), what="the module's source, opened")
+    ActionChains(driver).move_to_element(breakpoint_gutter(editor)[1]).click().perform()
+    wait_for(lambda: any(b.endswith("kernel_helpers.py\n2") for b in breakpoints(driver)),
+             what="the module's breakpoint in the debugger's list")
+    act_on(driver, "return Array.from(document.querySelectorAll('.lm-TabBar-tab'))"
+                   ".find(t => t.innerText.trim() === 'browser.ipynb')",
+           lambda tab: tab.click(), "the notebook's tab")
+    act_on(driver, "return document.querySelectorAll('.jp-CodeCell .jp-InputPrompt')[1]",
+           lambda prompt: prompt.click(), "the second cell")
+    ActionChains(driver).key_down(Keys.SHIFT).send_keys(Keys.ENTER).key_up(Keys.SHIFT).perform()
+    frames = wait_for(lambda: call_stack(driver), what="the call stack, stopped in the module")
+    assert frames[0][0] == "scale" and "kernel_helpers.py" in " ".join(frames[0]), frames
+    driver.find_element(By.CSS_SELECTOR, "jp-button[title^='Continue']").click()
+    wait_for(lambda: "scaled 42" in outputs(driver)[1], what="the second cell's output after continuing")

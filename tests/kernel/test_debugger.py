@@ -291,3 +291,31 @@ def test_stepping_through_one_thread_of_pa_decode_in_interpreter_mode(debug):
     debug.session.execute("%env FLYDSL_INTERPRET=0")
     _, outputs = debug.session.execute("print(np.array_equal(compiled, interpreted))")
     assert debug.session.stdout(outputs) == "True\n"
+
+
+def test_copy_to_globals_and_the_kernels_sources(debug):
+    code = "def f(a):\n    b = a * 2\n    return b\n\nf(21)\n"
+    debug.set_breakpoints(debug.dump_cell(code), 3)
+    debug.kc.execute(code)
+    stopped = debug.wait_event("stopped")
+    _, frames = debug.stack(stopped["body"]["threadId"])
+    copied = debug.request("copyToGlobals", {"srcVariableName": "b", "dstVariableName": "b_copy",
+                                             "srcFrameId": frames[0]["id"]})
+    assert copied["request_seq"] == debug.seq
+    refused = debug.request("copyToGlobals", {"srcVariableName": "b", "dstVariableName": "not a name",
+                                              "srcFrameId": frames[0]["id"]}, succeed=False)
+    assert refused["success"] is False and "identifiers" in refused["message"]
+    debug.request("continue", {"threadId": stopped["body"]["threadId"]})
+    assert debug.execute_reply()["status"] == "ok"
+    _, outputs = debug.session.execute("print(b_copy)")
+    assert debug.session.stdout(outputs) == "42\n"
+
+    # JupyterLab's Kernel Sources panel: the modules the kernel loaded from Python files, by pages.
+    debug.session.execute(f"import sys\nsys.path.insert(0, {str(REPO / 'notebooks')!r})\n"
+                          "import kernels.pa_reference")
+    body = debug.request("modules", {"startModule": 0, "moduleCount": 10000})["body"]
+    paths = {m["name"]: m["path"] for m in body["modules"]}
+    assert paths["kernels.pa_reference"] == str(REPO / "notebooks" / "kernels" / "pa_reference.py")
+    assert body["totalModules"] == len(body["modules"])
+    page = debug.request("modules", {"startModule": 5, "moduleCount": 3})["body"]["modules"]
+    assert [m["id"] for m in page] == [5, 6, 7] and page == body["modules"][5:8]

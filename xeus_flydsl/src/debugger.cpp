@@ -38,6 +38,8 @@ debugger::debugger(zmq::context_t& context,
     register_request_handler("attach", std::bind(&debugger::attach_request, this, _1), true);
     register_request_handler("setBreakpoints", std::bind(&debugger::set_breakpoints_request, this, _1), true);
     register_request_handler("disconnect", std::bind(&debugger::disconnect_request, this, _1), true);
+    register_request_handler("copyToGlobals", std::bind(&debugger::copy_to_globals_request, this, _1), true);
+    register_request_handler("modules", std::bind(&debugger::modules_request, this, _1), true);
     register_request_handler(
         "configurationDone", std::bind(&debugger::configuration_done_request, this, _1), true);
 }
@@ -158,6 +160,33 @@ nl::json debugger::rich_inspect_variables_request(const nl::json& message)
     nl::json evaluated = evaluate.is_null() ? nl::json() : forward_message(evaluate);
     py::gil_scoped_acquire gil;
     return session().attr("rich_inspect_reply")(pyjson::from_json(message), pyjson::from_json(evaluated));
+}
+
+nl::json debugger::copy_to_globals_request(const nl::json& message)
+{
+    nl::json request;
+    {
+        py::gil_scoped_acquire gil;
+        request = session().attr("copy_to_globals_request")(pyjson::from_json(message));
+    }
+    if (request.is_null())
+    {
+        nl::json reply = success(message);
+        reply["success"] = false;
+        reply["message"] = "dstVariableName and srcVariableName must be Python identifiers";
+        return reply;
+    }
+    nl::json reply = forward_message(request);
+    reply["request_seq"] = message["seq"];
+    reply["command"] = message["command"];
+    return reply;
+}
+
+nl::json debugger::modules_request(const nl::json& message)
+{
+    // debugpy answers an empty list: the kernel knows what it imported.
+    py::gil_scoped_acquire gil;
+    return session().attr("modules")(pyjson::from_json(message));
 }
 
 nl::json debugger::variables_request_impl(const nl::json& message)

@@ -38,6 +38,8 @@ private:
     nl::json configuration_done_request(const nl::json& message);
     nl::json inspect_variables_request(const nl::json& message);
     nl::json rich_inspect_variables_request(const nl::json& message);
+    nl::json copy_to_globals_request(const nl::json& message);
+    nl::json modules_request(const nl::json& message);
     nl::json variables_request_impl(const nl::json& message) override;
 
     bool start(zmq::socket_t& header_socket, zmq::socket_t& request_socket) override;

@@ -71,6 +71,41 @@ class DebugSession:
             return reply
         return self._explorer.build_variables_response(message, reply["body"]["variables"])
 
+    @staticmethod
+    def copy_to_globals_request(message):
+        """The setExpression request that binds a stopped frame's variable in
+        that frame's globals (JupyterLab's "Copy to Globals"), or None for a
+        name that is not an identifier."""
+        arguments = message["arguments"]
+        target, source = arguments["dstVariableName"], arguments["srcVariableName"]
+        if not (target.isidentifier() and source.isidentifier()):
+            return None
+        return {
+            "type": "request",
+            "command": "setExpression",
+            "seq": message["seq"] + 1,
+            "arguments": {"expression": f"globals()[{target!r}]", "value": source, "frameId": arguments["srcFrameId"]},
+        }
+
+    @staticmethod
+    def modules(message):
+        """The modules loaded from Python files, a page of them as asked
+        (JupyterLab's Kernel Sources panel, whose sources take breakpoints)."""
+        loaded = [(name, path) for name, path in ((m.__name__, _python_file(m)) for m in list(sys.modules.values()))
+                  if path]
+        arguments = message.get("arguments", {})
+        start = arguments.get("startModule", 0)
+        count = arguments.get("moduleCount") or len(loaded)
+        page = [{"id": start + i, "name": name, "path": path}
+                for i, (name, path) in enumerate(loaded[start:start + count])]
+        return {
+            "type": "response",
+            "request_seq": message["seq"],
+            "success": True,
+            "command": message["command"],
+            "body": {"modules": page, "totalModules": len(loaded)},
+        }
+
     # -- rich rendering (JupyterLab's variable renderer) --------------------
 
     def rich_inspect(self, message):
@@ -107,6 +142,11 @@ class DebugSession:
         except (ValueError, SyntaxError, TypeError):
             return _rich_reply(message, {}, {}, success=False)
         return _rich_reply(message, data, metadata)
+
+
+def _python_file(module):
+    origin = getattr(getattr(module, "__spec__", None), "origin", None)
+    return origin if isinstance(origin, str) and origin.endswith(".py") else None
 
 
 def _rich_reply(message, data, metadata, success=True):
