@@ -311,6 +311,30 @@ def interpreted():
     flyrt.set_interpret(None)
 
 
+@flyc.kernel
+def _fill_kernel(out: fx.Tensor):
+    out[fx.thread_idx.x] = 1
+
+
+@flyc.jit
+def fill_with_block(out: fx.Tensor, threads: fx.Int32, smem: fx.Int32):
+    _fill_kernel(out).launch(grid=(1,), block=(threads,), smem=smem)
+
+
+@pytest.mark.parametrize("threads, smem", [(2048, 0), (0, 0), (4, 1 << 20)])
+def test_a_geometry_the_cpu_refuses_is_refused_in_the_same_words(threads, smem):
+    out = np.zeros(4, np.int32)
+    messages = []
+    for interpret in (False, True):
+        fill_with_block.interpret = interpret
+        with pytest.raises(RuntimeError) as refused:
+            fill_with_block(out, threads, smem)
+        messages.append(str(refused.value))
+    fill_with_block.interpret = None
+    assert messages[0] == messages[1], messages
+    assert not out.any()  # nothing ran
+
+
 def idle_after_launch():
     """The interpreter's threads are all parked between launches."""
     return all(t.name.endswith("(idle)") for t in threading.enumerate() if t.name.startswith(("flyrt", "block")))

@@ -2,6 +2,8 @@
 // dispatch, as the Python side of flyrt sees them.
 #define PY_ARRAY_UNIQUE_SYMBOL flyrt_numpy_api
 #define NPY_NO_DEPRECATED_API NPY_2_0_API_VERSION
+#include <array>
+
 #include <numpy/arrayobject.h>
 
 #include <pybind11/pybind11.h>
@@ -23,6 +25,7 @@
 #include "../launch/hip/hip_driver.hpp"
 #include "../launch/hip/hip_kernel.hpp"
 #include "../launch/hip/kernel_arguments.hpp"
+#include "../launch/launch_status.hpp"
 #include "flyrt/builder.hpp"
 #include "flyrt/target.hpp"
 #include "flyrt/value_ranges.hpp"
@@ -610,6 +613,33 @@ PYBIND11_MODULE(_core, m)
         { dispatch::register_torch_dtypes(codes, static_cast<dispatch::device_type>(gpu_device_type)); },
         py::arg("codes"),
         py::arg("gpu_device_type"));
+    m.def(
+        "geometry_problem",
+        [](const std::array<std::int32_t, 3>& grid,
+           const std::array<std::int32_t, 3>& block,
+           std::int32_t smem,
+           const std::array<std::int32_t, 3>& known_block,
+           std::uint64_t max_threads,
+           std::uint64_t max_shared_bytes)
+        {
+            launch::geometry g{};
+            for (int d = 0; d < 3; ++d)
+            {
+                g.grid[d] = static_cast<std::uint32_t>(grid[d]);
+                g.block[d] = static_cast<std::uint32_t>(block[d]);
+            }
+            g.smem_bytes = static_cast<std::uint32_t>(smem);
+            const bool known = known_block[0] > 0;
+            return launch::geometry_problem(
+                g, known ? known_block.data() : nullptr, max_threads, max_shared_bytes);
+        },
+        py::arg("grid"),
+        py::arg("block"),
+        py::arg("smem"),
+        py::arg("known_block"),
+        py::arg("max_threads"),
+        py::arg("max_shared_bytes"),
+        "Why a launch of this geometry is refused, in the launchers' words (\"\" when it is not).");
     m.def("hip_problem", &launch::hip::problem, "Why HIP cannot launch here (\"\" when it can).");
     m.def("set_compile_only", &launch::set_compile_only);
     m.def(

@@ -12,7 +12,7 @@ of bounds raises IndexError at once, at the kernel's line.
 
 import numpy as np
 
-from .. import block, dtypes, specialization, targets, tensor
+from .. import _core, block, dtypes, specialization, targets, tensor
 from ..drivers import cpu as cpu_driver
 from ..kernel import _dim3
 from ..tracing import active, tracing
@@ -21,7 +21,6 @@ from .block_threads import BlockRunner
 from .eager_builder import EagerBuilder
 from . import memory
 
-_MAX_THREADS, _MAX_SHARED = 1024, 64 * 1024  # the CPU target's limits (cpu_launch.cpp)
 _runner = BlockRunner()
 
 
@@ -89,7 +88,9 @@ def run_kernel(pending, grid, block_size, smem):
     arguments = pending.kernel_arguments(params, natives)
     sizes = [int(convert(v, dtypes.Int32).id) for v in (*_dim3(grid), *_dim3(block_size), smem)]
     grid, block_dim, smem = tuple(sizes[:3]), tuple(sizes[3:6]), sizes[6]
-    problem = _geometry_problem(grid, block_dim, smem, pending.kernel.known_block_size)
+    target = context.target  # the CPU's limits, checked as the CPU launch checks them
+    problem = _core.geometry_problem(grid, block_dim, smem, pending.kernel.known_block_size,
+                                     target.max_threads_per_block, target.max_shared_bytes)
     if problem:
         raise RuntimeError(f"launcher {context.launcher_name}: {problem}")
     function, name = pending.kernel.fn, context.launcher_name
@@ -107,19 +108,3 @@ def run_kernel(pending, grid, block_size, smem):
         for y in range(grid[1]):
             for x in range(grid[0]):
                 _runner.run_block(body, (x, y, z), block_dim, grid, smem)
-
-
-def _geometry_problem(grid, block_dim, smem, known_block):
-    """What the CPU launch refuses (launch_status.cpp), in its words."""
-    if any(g < 0 for g in grid) or any(b < 1 for b in block_dim) or smem < 0:
-        return (f"launch with grid ({', '.join(map(str, grid))}) and block ({', '.join(map(str, block_dim))}): "
-                "grid sizes must be >= 0 and block sizes >= 1")
-    if known_block != (0, 0, 0) and tuple(block_dim) != tuple(known_block):
-        return (f"the kernel was compiled for known_block_size=({', '.join(map(str, known_block))}) but is "
-                f"launched with block=({', '.join(map(str, block_dim))})")
-    threads = block_dim[0] * block_dim[1] * block_dim[2]
-    if threads > _MAX_THREADS:
-        return f"a block of {threads} threads exceeds the limit of {_MAX_THREADS}"
-    if smem > _MAX_SHARED:
-        return f"shared memory of 0 bytes (static) + {smem} bytes (smem=) exceeds the {_MAX_SHARED} bytes a block has"
-    return None
