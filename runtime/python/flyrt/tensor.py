@@ -89,15 +89,16 @@ class TensorValue:
             # one unsigned compare: a negative index wraps past any size
             inside = convert(i, dtypes.UInt64) < convert(size, dtypes.UInt64)
             ok = inside if ok is None else ok & inside
-        frame = user_frame()
-        where = source_line(frame.f_code.co_filename, frame.f_lineno) if frame else "?"
         holes = ", ".join("{}" for _ in indices)
         vector = f" (a vector of {lanes} lanes)" if lanes > 1 else ""
-        message = f"index ({holes}){vector} is out of bounds for tensor '{self.name}' of shape ({holes}) at {where}"
 
-        def report(message, values):
+        def report(describe, values):
+            # The message names the user's line; built only on the path that reports (an interpreted
+            # access that stays in bounds never formats it).
             def reported(_):
-                current().builder.report(message, [v.id for v in values], line())
+                frame = user_frame()
+                where = source_line(frame.f_code.co_filename, frame.f_lineno) if frame else "?"
+                current().builder.report(describe(where), [v.id for v in values], line())
                 return (fallback(),)
             return reported
 
@@ -108,13 +109,18 @@ class TensorValue:
         if elements > 1:
             # the data pointer is aligned (specialized on): the offset in elements must be too
             aligned = (self._offset(indices) & (elements - 1)) == 0
-            promise = (f"index ({holes}) of tensor '{self.name}' is not {align}-byte aligned, as align={align} "
-                       f"promises, at {where}")
+
+            def promise(where):
+                return (f"index ({holes}) of tensor '{self.name}' is not {align}-byte aligned, as align={align} "
+                        f"promises, at {where}")
 
             def guarded(_):
                 return if_(aligned, lambda _: (access(),), report(promise, indices), (UNDEFINED,), ("element",))
 
-        return if_(ok, guarded, report(message, indices + shape), (UNDEFINED,), ("element",))[0]
+        def out_of_bounds(where):
+            return f"index ({holes}){vector} is out of bounds for tensor '{self.name}' of shape ({holes}) at {where}"
+
+        return if_(ok, guarded, report(out_of_bounds, indices + shape), (UNDEFINED,), ("element",))[0]
 
     def __getitem__(self, index):
         indices = self._indices(index)
