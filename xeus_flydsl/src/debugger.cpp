@@ -46,9 +46,10 @@ debugger::debugger(zmq::context_t& context,
 
 debugger::~debugger() = default;
 
-py::object debugger::session()
+template <class... Json> nl::json debugger::ask_session(const char* method, const Json&... arguments)
 {
-    return interpreter::current().facade().attr("debugger");
+    py::gil_scoped_acquire gil;
+    return interpreter::current().facade().attr("debugger").attr(method)(pyjson::from_json(arguments)...);
 }
 
 namespace
@@ -122,12 +123,9 @@ nl::json debugger::attach_request(const nl::json& message)
     }
     nl::json request = message;
     request["arguments"]["connect"] = {{"host", m_host}, {"port", std::stoi(m_port)}};
-    {
-        // Stepping stays in the user's code: the kernel's shell, IPython
-        // and flyrt's own frames are skipped (debugpy's "rules").
-        py::gil_scoped_acquire gil;
-        request["arguments"]["rules"] = session().attr("skip_rules")();
-    }
+    // Stepping stays in the user's code: the kernel's shell, IPython and
+    // flyrt's own frames are skipped (debugpy's "rules").
+    request["arguments"]["rules"] = ask_session("skip_rules");
     m_attach_reply = forward_message(request);
     return m_attach_reply;
 }
@@ -140,35 +138,24 @@ nl::json debugger::configuration_done_request(const nl::json& message)
 
 nl::json debugger::inspect_variables_request(const nl::json& message)
 {
-    py::gil_scoped_acquire gil;
-    return session().attr("inspect_variables")(pyjson::from_json(message));
+    return ask_session("inspect_variables", message);
 }
 
 nl::json debugger::rich_inspect_variables_request(const nl::json& message)
 {
     if (get_stopped_threads().empty())
     {
-        py::gil_scoped_acquire gil;
-        return session().attr("rich_inspect")(pyjson::from_json(message));
+        return ask_session("rich_inspect", message);
     }
     // Stopped: the variable lives in a frame only debugpy can evaluate in.
-    nl::json evaluate;
-    {
-        py::gil_scoped_acquire gil;
-        evaluate = session().attr("rich_evaluate_request")(pyjson::from_json(message));
-    }
-    nl::json evaluated = evaluate.is_null() ? nl::json() : forward_message(evaluate);
-    py::gil_scoped_acquire gil;
-    return session().attr("rich_inspect_reply")(pyjson::from_json(message), pyjson::from_json(evaluated));
+    const nl::json evaluate = ask_session("rich_evaluate_request", message);
+    const nl::json evaluated = evaluate.is_null() ? nl::json() : forward_message(evaluate);
+    return ask_session("rich_inspect_reply", message, evaluated);
 }
 
 nl::json debugger::copy_to_globals_request(const nl::json& message)
 {
-    nl::json request;
-    {
-        py::gil_scoped_acquire gil;
-        request = session().attr("copy_to_globals_request")(pyjson::from_json(message));
-    }
+    const nl::json request = ask_session("copy_to_globals_request", message);
     if (request.is_null())
     {
         nl::json reply = success(message);
@@ -185,20 +172,16 @@ nl::json debugger::copy_to_globals_request(const nl::json& message)
 nl::json debugger::modules_request(const nl::json& message)
 {
     // debugpy answers an empty list: the kernel knows what it imported.
-    py::gil_scoped_acquire gil;
-    return session().attr("modules")(pyjson::from_json(message));
+    return ask_session("modules", message);
 }
 
 nl::json debugger::variables_request_impl(const nl::json& message)
 {
     if (get_stopped_threads().empty())
     {
-        py::gil_scoped_acquire gil;
-        return session().attr("variables")(pyjson::from_json(message));
+        return ask_session("variables", message);
     }
-    nl::json reply = xeus::xdebugger_base::variables_request_impl(message);
-    py::gil_scoped_acquire gil;
-    return session().attr("filter_variables")(pyjson::from_json(message), pyjson::from_json(reply));
+    return ask_session("filter_variables", message, xeus::xdebugger_base::variables_request_impl(message));
 }
 
 bool debugger::listen_once()

@@ -13,7 +13,6 @@
 #include <set>
 #include <string>
 
-#include <pybind11/pybind11.h>
 #include <xeus/xdebugger_base.hpp>
 
 #include "debugpy_client.hpp"
@@ -49,8 +48,9 @@ private:
 
     // debugpy listens once per process; later sessions reconnect to it.
     bool listen_once();
-    // The Python side; created in the shell's thread by `listen_once`.
-    pybind11::object session();
+    // A method of the Python side (created in the shell's thread by
+    // `listen_once`), called with the GIL on JSON arguments.
+    template <class... Json> nl::json ask_session(const char* method, const Json&... arguments);
 
     // Lives as long as the process: its thread (detached) keeps using it.
     std::unique_ptr<debugpy_client> m_client;
