@@ -1,5 +1,6 @@
 #include "device_kernel.hpp"
 
+#include "blocking.hpp"
 #include "flyrt/ir.hpp"
 
 namespace flyrt::launch
@@ -35,6 +36,43 @@ std::int32_t report_status(const report_record& record,
     }
     return fail(format_report(messages[record.which], codegen::report_values, record.values),
                 status_reported);
+}
+
+std::int32_t read_report(const std::string& kernel,
+                         const std::vector<std::string>& messages,
+                         std::size_t report_bytes,
+                         const std::function<stream_wait()>& wait_stream,
+                         const std::function<std::string(report_record&)>& copy_back,
+                         const std::function<void()>& clear)
+{
+    stream_wait waited;
+    {
+        blocking_section others_run; // the GPU works: other Python threads run, Ctrl-C is seen
+        waited = wait_stream();
+    }
+    if (waited.interrupted)
+    {
+        return fail("interrupted while kernel " + kernel + " ran (it goes on on the GPU)",
+                    status_interrupted);
+    }
+    if (!waited.error.empty())
+    {
+        return fail("kernel " + kernel + " failed: " + waited.error);
+    }
+    report_record record;
+    if (report_bytes != sizeof record)
+    {
+        return fail("kernel " + kernel + ": its report record has an unexpected size");
+    }
+    if (const std::string problem = copy_back(record); !problem.empty())
+    {
+        return fail("kernel " + kernel + ": cannot read its error report: " + problem);
+    }
+    if (record.taken != 0)
+    {
+        clear();
+    }
+    return report_status(record, kernel, messages);
 }
 
 } // namespace flyrt::launch

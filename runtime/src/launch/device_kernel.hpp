@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,25 @@ struct report_record
 std::int32_t report_status(const report_record& record,
                            const std::string& kernel,
                            const std::vector<std::string>& messages);
+
+// How waiting for a checked launch's stream ended.
+struct stream_wait
+{
+    bool interrupted = false; // Ctrl-C came first; the kernel goes on on the GPU
+    std::string error;        // the driver's error; empty when the kernel ended well
+};
+
+// What every driver does after a checked launch of `kernel`: waits for it
+// (`wait_stream`, while other Python threads run and Ctrl-C is seen), copies
+// its `report_bytes` report record back (`copy_back`: empty, or the driver's
+// error), zeroes the device's record after a report (`clear`), and returns
+// the launch's status (report_status), or a failure with last_error() set.
+std::int32_t read_report(const std::string& kernel,
+                         const std::vector<std::string>& messages,
+                         std::size_t report_bytes,
+                         const std::function<stream_wait()>& wait_stream,
+                         const std::function<std::string(report_record&)>& copy_back,
+                         const std::function<void()>& clear);
 
 class device_kernel
 {

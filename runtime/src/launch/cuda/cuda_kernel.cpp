@@ -165,35 +165,28 @@ std::int32_t cuda_kernel::launch(const std::uint64_t* slots, const geometry& g, 
 std::int32_t cuda_kernel::read_report(CUstream stream)
 {
     const driver_api& api = driver();
-    CUresult done = CUDA_SUCCESS;
-    {
-        blocking_section others_run; // the GPU works: other Python threads run, Ctrl-C is seen
-        done = wait(stream, interrupt_check());
-    }
-    if (done == CUDA_ERROR_NOT_READY)
-    {
-        return fail("interrupted while kernel " + m_name + " ran (it goes on on the GPU)",
-                    status_interrupted);
-    }
-    if (done != CUDA_SUCCESS)
-    {
-        return fail("kernel " + m_name + " failed: " + error_text(done) +
-                    (sticky(done) ? " (this process's CUDA context is unusable until it restarts)" : ""));
-    }
-    report_record record;
-    if (m_report_bytes != sizeof record)
-    {
-        return fail("kernel " + m_name + ": its report record has an unexpected size");
-    }
-    if (const CUresult read = api.cuMemcpyDtoH(&record, m_report, sizeof record); read != CUDA_SUCCESS)
-    {
-        return fail("kernel " + m_name + ": cannot read its error report: " + error_text(read));
-    }
-    if (record.taken != 0)
-    {
-        api.cuMemsetD8(m_report, 0, sizeof record);
-    }
-    return report_status(record, m_name, m_reports);
+    return launch::read_report(
+        m_name,
+        m_reports,
+        m_report_bytes,
+        [&]
+        {
+            const CUresult done = wait(stream, interrupt_check());
+            if (done == CUDA_SUCCESS || done == CUDA_ERROR_NOT_READY)
+            {
+                return stream_wait{done == CUDA_ERROR_NOT_READY, {}};
+            }
+            return stream_wait{
+                false,
+                error_text(done) +
+                    (sticky(done) ? " (this process's CUDA context is unusable until it restarts)" : "")};
+        },
+        [&](report_record& record)
+        {
+            const CUresult read = api.cuMemcpyDtoH(&record, m_report, sizeof record);
+            return read == CUDA_SUCCESS ? std::string() : error_text(read);
+        },
+        [&] { api.cuMemsetD8(m_report, 0, sizeof(report_record)); });
 }
 
 } // namespace flyrt::launch::cuda

@@ -142,34 +142,23 @@ std::int32_t hip_kernel::launch(const std::uint64_t* slots, const geometry& g, s
 std::int32_t hip_kernel::read_report(hipStream_t stream)
 {
     const runtime_api& api = runtime();
-    hipError_t done = hipSuccess;
-    {
-        blocking_section others_run; // the GPU works: other Python threads run, Ctrl-C is seen
-        done = wait(stream, interrupt_check());
-    }
-    if (done == hipErrorNotReady)
-    {
-        return fail("interrupted while kernel " + m_name + " ran (it goes on on the GPU)",
-                    status_interrupted);
-    }
-    if (done != hipSuccess)
-    {
-        return fail("kernel " + m_name + " failed: " + error_text(done));
-    }
-    report_record record;
-    if (m_report_bytes != sizeof record)
-    {
-        return fail("kernel " + m_name + ": its report record has an unexpected size");
-    }
-    if (const hipError_t read = api.hipMemcpyDtoH(&record, m_report, sizeof record); read != hipSuccess)
-    {
-        return fail("kernel " + m_name + ": cannot read its error report: " + error_text(read));
-    }
-    if (record.taken != 0)
-    {
-        api.hipMemsetD8(m_report, 0, sizeof record);
-    }
-    return report_status(record, m_name, m_reports);
+    return launch::read_report(
+        m_name,
+        m_reports,
+        m_report_bytes,
+        [&]
+        {
+            const hipError_t done = wait(stream, interrupt_check());
+            return stream_wait{done == hipErrorNotReady,
+                               done == hipSuccess || done == hipErrorNotReady ? std::string()
+                                                                              : error_text(done)};
+        },
+        [&](report_record& record)
+        {
+            const hipError_t read = api.hipMemcpyDtoH(&record, m_report, sizeof record);
+            return read == hipSuccess ? std::string() : error_text(read);
+        },
+        [&] { api.hipMemsetD8(m_report, 0, sizeof(report_record)); });
 }
 
 } // namespace flyrt::launch::hip
