@@ -63,8 +63,8 @@ class GpuThread:
         """Waits until every thread of the block brought its `payload` to the
         rendezvous `what`; returns all of them, by block-linear index."""
         frame = user_frame()
-        site = f"{what} at {source_line(frame.f_code.co_filename, frame.f_lineno)}" if frame else what
-        return self.worker.park(site, payload)
+        site = (what, frame.f_code.co_filename, frame.f_lineno) if frame else (what, None, 0)
+        return self.worker.park(site, payload)  # the site is only put into words if threads diverge
 
 
 class BlockMemory:
@@ -246,13 +246,17 @@ class BlockRunner:
 def _divergence(workers):
     by_site = {}
     for worker in workers:
-        key = worker.site if worker.state == _WAITING else "returned from the kernel"
+        key = _site_text(*worker.site) if worker.state == _WAITING else "returned from the kernel"
         by_site.setdefault(key, []).append(worker.gpu_thread.name.split(" thread ")[1])
     parts = [f"{_threads(names)}: {site}" for site, names in by_site.items()]
     block = workers[0].gpu_thread.name.split(" thread ")[0]
     return (f"{block}: not every thread reached the same barrier, shuffle or fx.mma (the whole block reaches "
             f"each together; compiled, one under control flow that depends on the thread is an error): "
             + "; ".join(parts))
+
+
+def _site_text(what, filename, lineno):
+    return f"{what} at {source_line(filename, lineno)}" if filename else what
 
 
 def _threads(names):
