@@ -1,6 +1,7 @@
 """Interpreter mode (FLYDSL_INTERPRET) next to the compiled CPU target, in one
-run: seconds per call of each, warm (compiled: after its first compile, the
-median of 5 loops of 200 calls; interpreted: after one call, which starts
+run: seconds per call of each, warm (compiled: after its first compile and
+5000 calls, which the CPU launch's cost model settles within, the median of 5
+loops of 200 calls; interpreted: after one call, which starts
 the worker threads, the median of 3 calls), and the ratio.
 
     .venv/bin/python tests/bench/bench_interpret.py
@@ -36,6 +37,8 @@ def main():
     print(f"{'kernel':62} {'compiled (s)':>13} {'interpreted (s)':>16} {'slowdown':>10}")
     for label, run in cases:
         flyrt.set_interpret(False)
+        for _ in range(5000):  # the CPU launch learns what blocks cost (launch/cpu/block_cost) before it settles
+            run()
         compiled = per_call(run, calls=200, repeats=5)
         flyrt.set_interpret(True)
         interpreted = per_call(run, calls=1, repeats=3)
