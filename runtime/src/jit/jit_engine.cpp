@@ -15,6 +15,7 @@
 #include "../codegen/gpu/device_launch.hpp"
 #include "../launch/cpu/cpu_launch.hpp"
 #include "../launch/device_kernel.hpp"
+#include "float_conversions.hpp"
 
 namespace flyrt::jit
 {
@@ -63,7 +64,7 @@ loaded_object::loaded_object(const std::vector<std::string>& objects)
         throw std::runtime_error("cannot create a JIT library: " + message_of(dylib.takeError()));
     }
     m_dylib = &*dylib;
-    // libm (expf, ...) from the process; the launch entry points from flyrt.
+    // libm (expf, ...) from the process; the launch entry points and BFloat16 roundings from flyrt.
     m_dylib->addGenerator(take(
         llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(jit.getDataLayout().getGlobalPrefix()),
         "cannot search the process for symbols"));
@@ -74,6 +75,10 @@ loaded_object::loaded_object(const std::vector<std::string>& objects)
         llvm::orc::ExecutorAddr::fromPtr(&flyrt_report_error), llvm::JITSymbolFlags::Exported};
     runtime[jit.mangleAndIntern(codegen::device_launch_symbol)] = {
         llvm::orc::ExecutorAddr::fromPtr(&flyrt_device_launch), llvm::JITSymbolFlags::Exported};
+    runtime[jit.mangleAndIntern("__truncsfbf2")] = {llvm::orc::ExecutorAddr::fromPtr(&flyrt_truncsfbf2),
+                                                    llvm::JITSymbolFlags::Exported};
+    runtime[jit.mangleAndIntern("__truncdfbf2")] = {llvm::orc::ExecutorAddr::fromPtr(&flyrt_truncdfbf2),
+                                                    llvm::JITSymbolFlags::Exported};
     if (auto error = m_dylib->define(llvm::orc::absoluteSymbols(std::move(runtime))))
     {
         throw std::runtime_error("cannot define runtime symbols: " + message_of(std::move(error)));
