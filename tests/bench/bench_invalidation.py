@@ -3,7 +3,10 @@
 (1) a launcher call, nothing changed, next to the same call with nothing
     watched: its kernel reading 32 values as module attributes; 16 of them
     and 16 attributes read through objects (instance attributes, class
-    attributes through instances); 31 helpers reached as module attributes;
+    attributes through instances); 32 reads through objects (instance
+    attributes as `o.x` and `getattr(o, "x")`, __slots__ members as `s.x`
+    and `operator.attrgetter("x")(s)`); 8 attributes library code computes
+    (`arr.shape`, read again per call); 31 helpers reached as module attributes;
 (2) the post-cell check (edited-file stats, then the sweep) with 2,000 user
     functions in 20 user modules and 50 launchers reading 200 objects'
     attributes, when nothing changed, and when one helper or one object's
@@ -45,6 +48,16 @@ OBJECTS = textwrap.dedent("""
     for c in configs:
         c.scale = 1.0
     knobs = [Knob() for _ in range(8)]
+
+
+    class Slotted:
+        __slots__ = ("a", "b")
+
+
+    slotted = [Slotted() for _ in range(8)]
+    for s in slotted:
+        s.a, s.b = 1.0, 2.0
+    shaped = [np.zeros(i + 1) for i in range(8)]
     """) + "".join(f"v{i} = {i}.0\n" for i in range(32))
 
 
@@ -71,6 +84,8 @@ def write_modules(folder):
     objects = OBJECTS.replace("NUMBER", str(LAUNCHERS * OBJECTS_PER_LAUNCHER + 8))
     objects += "".join(f"config{i} = configs[{i}]\n" for i in range(LAUNCHERS * OBJECTS_PER_LAUNCHER + 8))
     objects += "".join(f"knob{i} = knobs[{i}]\n" for i in range(8))
+    objects += "".join(f"slotted{i} = slotted[{i}]\nshaped{i} = shaped[{i}]\n" for i in range(8))
+    objects = "import operator\nimport numpy as np\n" + objects
     (folder / "bench_objects.py").write_text(objects)
     # 32 dependencies for the hot launcher: 31 helpers plus the kernel's module
     chain = " + ".join(f"bench_helpers_{i % MODULES}.h{i % MODULES}_{i}(v)" for i in range(DEPENDENCIES - 1))
@@ -80,7 +95,7 @@ def write_modules(folder):
     reads += [f"bench_objects.knob{i}.gain" for i in range(half // 2)]
     values = " + ".join(f"bench_objects.v{i}" for i in range(DEPENDENCIES))
     values_and_objects = " + ".join([f"bench_objects.v{i}" for i in range(half)] + reads)
-    imports = "\n".join(f"import bench_helpers_{m}" for m in range(MODULES)) + "\nimport bench_objects"
+    imports = "\n".join(f"import bench_helpers_{m}" for m in range(MODULES)) + "\nimport bench_objects\nimport operator"
     launchers = "\n".join(textwrap.dedent(f"""
         @flyc.kernel
         def k{n}(x: fx.Tensor, out: fx.Tensor):
@@ -94,9 +109,16 @@ def write_modules(folder):
         """).replace("OBJECT_READS", " + ".join(
             f"bench_objects.config{n * OBJECTS_PER_LAUNCHER + j}.scale" for j in range(OBJECTS_PER_LAUNCHER)))
         for n in range(LAUNCHERS))
+    first = LAUNCHERS * OBJECTS_PER_LAUNCHER
+    through = [f"bench_objects.config{first + i}.scale" for i in range(8)]
+    through += [f"getattr(bench_objects.config{first + i}, 'scale')" for i in range(8)]
+    through += [f"bench_objects.slotted{i}.a" for i in range(8)]
+    through += [f"operator.attrgetter('b')(bench_objects.slotted{i})" for i in range(8)]
+    computed = " + ".join(f"float(bench_objects.shaped{i}.shape[0])" for i in range(8))
     measured = "".join(LAUNCHER.format(name=name, value=value) for name, value in (
         ("bare", "x[i]"), ("hot", "chain(x[i])"), ("values", f"x[i] * ({values})"),
-        ("objects", f"x[i] * ({values_and_objects})")))
+        ("objects", f"x[i] * ({values_and_objects})"), ("through", f"x[i] * ({' + '.join(through)})"),
+        ("computed", f"x[i] * ({computed})")))
     header = f"import flyrt.compiler as flyc\nimport flyrt.expr as fx\n\n\ndef chain(v):\n    return {chain}\n"
     (folder / "bench_launchers.py").write_text(imports + "\n" + header + measured + launchers)
 
@@ -111,7 +133,7 @@ def main():
 
     x, y, out = (np.ones(16, np.float32) for _ in range(3))
     kinds = {"bare": "nothing watched", "values": "32 module attributes", "objects": "16 of them through objects",
-             "hot": "31 helpers"}
+             "through": "32 through objects", "computed": "8 computed attributes", "hot": "31 helpers"}
     times = per_call_interleaved({name: functools.partial(getattr(launchers, name), x, y, out, 16) for name in kinds})
     print("(1) launcher call, 16 elements, nothing changed (fastest of 9 rounds, the four alternating):")
     for name, what in kinds.items():
@@ -119,10 +141,11 @@ def main():
         (record,) = [a.record for _, a in entries] if name != "bare" else [None]
         counts = ""
         if record is not None:
-            through_objects = sum(b.label is not None for b in record.bindings)
-            counts = (f"{len(record.functions) + len(record.bindings)} dependencies: {len(record.functions)} "
-                      f"functions, {len(record.bindings) - through_objects} module/class bindings, {through_objects} "
-                      f"read through objects; {len(record.guard)} guard checks")
+            through_objects = sum(b.label is not None for b in record.bindings) + len(record.reads)
+            counts = (f"{len(record.functions) + len(record.bindings) + len(record.reads)} dependencies: "
+                      f"{len(record.functions)} functions, {len(record.bindings) + len(record.reads) - through_objects}"
+                      f" module/class bindings, {through_objects} read through objects; {len(record.guard)} guard "
+                      "checks")
         print(f"    {what:26} {times[name] * 1e9:5.0f} ns {(times[name] - times['bare']) * 1e9:+4.0f} ns  {counts}")
 
     for n in range(LAUNCHERS):

@@ -159,7 +159,8 @@ def test_a_notebook_runs_on_xflydsl_in_the_browser(lab):
     (picture,) = driver.find_elements(By.CSS_SELECTOR, ".jp-OutputArea-output img[src^='data:image/svg+xml']")
     assert driver.execute_script("return arguments[0].complete && arguments[0].naturalWidth", picture) > 100
     svg = urllib.parse.unquote(picture.get_attribute("src").split(",", 1)[1])
-    assert ("launch", "helper") in read_svg(svg)[1] and ("helper", "__main__") in read_svg(svg)[1]
+    edges = read_svg(svg)[1]
+    assert ("launch", "kernel") in edges and ("kernel", "helper") in edges and ("helper", "__main__") in edges
     slider = driver.find_elements(By.CSS_SELECTOR, ".jp-OutputArea-output .widget-slider")
     assert slider and "lanes" in texts[6]  # rendered by the widget manager, over the kernel's comms
     assert driver.find_elements(By.CSS_SELECTOR, ".jp-OutputArea-output img[src^='data:image/png']")

@@ -206,18 +206,20 @@ def test_flydsl_magics(session):
     _, text = result(kernel, f"%flydsl why {name}.launch")
     assert f"{name}.helper" in text and "reads:" in text and "SCALE" in text
     nodes, edges = graph_of(kernel, "%flydsl graph")
-    assert ("launch", "helper") in edges and ("launch", "kernel") in edges and ("helper", name) in edges
+    assert ("launch", "kernel") in edges and ("kernel", "helper") in edges and ("helper", name) in edges
     assert not any(color == "red" for _, color in nodes.values())
     reply, outputs = kernel.execute("%flydsl graph")  # a console gets the edges as text
     plain = [m for m in outputs if m["msg_type"] == "execute_result"][0]["content"]["data"]["text/plain"]
-    assert "launch -> helper" in plain.splitlines() and "red:" not in plain
+    assert {"launch -> kernel", "kernel -> helper"} <= set(plain.splitlines()) and "red:" not in plain
     result(kernel, "m.helper = lambda v: v * 2.0")  # evicted after this cell
     nodes, edges = graph_of(kernel, f"%flydsl graph {name}.launch")
     (launcher,) = [label for label in nodes if label.startswith("launch") and "evicted" in label]
     assert nodes[launcher][1] == "red" and "'helper' in module" in launcher
-    assert (launcher, "helper") in edges  # what the evicted artifact depended on
-    (read,) = [label for label in nodes if "now refers to a different function" in label and label != launcher]
-    assert nodes[read][1] == "red" and (launcher, read) in edges
+    # the helper that was rebound says so, and the path to it is red: launcher -> kernel -> helper
+    (helper,) = [label for label in nodes if label.startswith("helper ") and "now refers to a different" in label]
+    assert nodes[helper][1] == "red" and nodes["kernel"][1] != "red"
+    assert {edge for edge, colour in edges.items() if colour == "red"} == {(launcher, "kernel"), ("kernel", helper)}
+    assert (helper, name) in edges and edges[helper, name] != "red"
     reply, outputs = kernel.execute("%flydsl graph one two")
     shown = kernel.stdout(outputs, "stderr") + str(reply)
     assert "wrong arguments 'one two'" in shown and "TypeError" not in shown
@@ -281,6 +283,38 @@ SCENARIOS = {
     "array_element": (
         "import numpy\nW = numpy.array([2.0, 5.0], dtype=numpy.float32)\nKERNEL_BODY = 'x[i] * float(W[0])'",
         "m.W[0] = 3.0", "4.0", "6.0", 2, "W[0] changed"),
+    # every way a trace reads state is watched, not only the syntax the rewrite sees (tests/runtime/test_state_reads.py)
+    "getattr_with_a_constant_name": (
+        "class Cfg:\n    pass\ncfg = Cfg()\ncfg.scale = 2.0\nKERNEL_BODY = 'x[i] * getattr(cfg, \"scale\")'",
+        "m.cfg.scale = 3.0", "4.0", "6.0", 2, "cfg.scale changed from 2.0 to 3.0"),
+    "zero_d_array_as_float": (
+        "import numpy\nS0 = numpy.array(2.0)\nKERNEL_BODY = 'x[i] * float(S0)'",
+        "m.S0[...] = 10.0", "4.0", "20.0", 2, "S0 (read whole by float(S0)) changed"),
+    "item_of_an_array": (
+        "import numpy\nS0 = numpy.array(2.0)\nKERNEL_BODY = 'x[i] * S0.item()'",
+        "m.S0[...] = 3.0", "4.0", "6.0", 2, "S0 (read whole by S0.item()) changed"),
+    "slots_attribute": (
+        "class S:\n    __slots__ = ('scale',)\ns = S()\ns.scale = 2.0\nKERNEL_BODY = 'x[i] * s.scale'",
+        "m.s.scale = 4.0", "4.0", "8.0", 2, "s.scale changed from 2.0 to 4.0"),
+    "vars_of_an_object": (
+        "class Cfg:\n    pass\ncfg = Cfg()\ncfg.scale = 2.0\nKERNEL_BODY = 'x[i] * vars(cfg)[\"scale\"]'",
+        "m.cfg.scale = 3.0", "4.0", "6.0", 2, "vars(cfg)['scale'] changed from 2.0 to 3.0"),
+    "float_protocol": (
+        "class Conv:\n    def __init__(self):\n        self.value = 2.0\n    def __float__(self):\n"
+        "        return self.value\nconv = Conv()\nKERNEL_BODY = 'x[i] * float(conv)'",
+        "m.conv.value = 3.0", "4.0", "6.0", 2, "self.value of a Conv changed from 2.0 to 3.0"),
+    "users_descriptor": (
+        "class D:\n    def __get__(self, obj, kind):\n        return obj._scale\nclass Holder:\n    scale = D()\n"
+        "holder = Holder()\nholder._scale = 2.0\nKERNEL_BODY = 'x[i] * holder.scale'",
+        "m.holder._scale = 5.0", "4.0", "10.0", 2, "obj._scale changed from 2.0 to 5.0"),
+    "getattr_method_of_the_user": (
+        "class Lazy:\n    def __init__(self):\n        self._values = {{'scale': 2.0}}\n"
+        "    def __getattr__(self, name):\n        return self._values[name]\nlazy = Lazy()\n"
+        "KERNEL_BODY = 'x[i] * lazy.scale'",
+        "m.lazy._values['scale'] = 3.0", "4.0", "6.0", 2, "self._values['scale'] changed from 2.0 to 3.0"),
+    "library_computed_attribute": (
+        "import numpy\nWIDE = numpy.zeros((2, 3))\nKERNEL_BODY = 'x[i] * float(WIDE.shape[0])'",
+        "m.WIDE.resize((3, 3), refcheck=False)", "4.0", "6.0", 2, "WIDE.shape changed from (2, 3) to (3, 3)"),
 }
 
 SCENARIO_KERNEL = """
@@ -317,6 +351,59 @@ def test_scenario_through_the_kernel(kernel, tmp_path, scenario):
     assert all(what in text for what in named), text
     assert result(kernel, "m.launch(x, out); float(out[2])")[0] == after
     assert result(kernel, "m.launch.cache_info().compiles")[0] == str(compiles)
+
+
+def test_a_module_getattr_read_is_not_evicted_after_every_cell(kernel, tmp_path):
+    """PEP 562: a name the module's __getattr__ computes is compared by what it
+    computes, not reported deleted (and recompiled) after every cell."""
+    (tmp_path / "klazy.py").write_text("_CONFIG = {'scale': 2.0}\n\ndef __getattr__(name):\n    return _CONFIG[name]\n")
+    (tmp_path / "kreads_lazy.py").write_text(SCENARIO_KERNEL.format(setup="import klazy").replace(
+        "BODY", "x[i] * klazy.scale"))
+    result(kernel, f"import sys, numpy as np\nsys.path.insert(0, {str(tmp_path)!r})\nimport kreads_lazy as m\n"
+                   "import klazy\nx = np.arange(4, dtype=np.float32)\nout = np.zeros(4, np.float32)")
+    assert result(kernel, "m.launch(x, out); float(out[2])")[0] == "4.0"
+    for _ in range(3):
+        assert result(kernel, "klazy.unrelated = 1\nm.launch(x, out); float(out[2])") == ("4.0", "")
+    assert result(kernel, "m.launch.cache_info().compiles")[0] == "1"
+    _, text = result(kernel, "klazy._CONFIG['scale'] = 3.0")
+    assert "flyrt: evicted launcher launch: the contents of '_CONFIG' in module klazy changed" in text, text
+    assert result(kernel, "m.launch(x, out); float(out[2])")[0] == "6.0"
+
+
+def test_a_getattr_raising_keyerror_does_not_break_defining_a_kernel(kernel):
+    """The engine looks at every global of the cell (the factory search, the
+    fingerprints, the diff after the cell): a quick config class whose
+    __getattr__ raises KeyError survives it, and its reads are watched."""
+    cell = textwrap.dedent("""
+        import numpy as np
+        import flyrt.compiler as flyc
+        import flyrt.expr as fx
+
+        class Quick:
+            def __init__(self, **values):
+                self.__dict__["_d"] = dict(values)
+
+            def __getattr__(self, name):
+                return self._d[name]
+
+        quick = Quick(scale=2.0)
+
+        @flyc.kernel
+        def quick_kernel(x: fx.Tensor, out: fx.Tensor):
+            out[fx.thread_idx.x] = x[fx.thread_idx.x] * quick.scale
+
+        @flyc.jit
+        def quick_launch(x: fx.Tensor, out: fx.Tensor):
+            quick_kernel(x, out).launch(block=(x.shape[0],))
+
+        qx, qout = np.arange(4, dtype=np.float32), np.zeros(4, np.float32)
+        quick_launch(qx, qout)
+        float(qout[2])
+        """)
+    assert result(kernel, cell)[0] == "4.0"
+    _, text = result(kernel, "quick._d['scale'] = 3.0")
+    assert "self._d['scale'] changed from 2.0 to 3.0" in text, text
+    assert result(kernel, "quick_launch(qx, qout); float(qout[2])")[0] == "6.0"
 
 
 def test_shared_helper_recompiles_only_its_launchers_and_a_b_a(kernel, tmp_path):

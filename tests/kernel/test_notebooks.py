@@ -51,6 +51,9 @@ def test_getting_started_runs_and_shows_its_outputs(tmp_path):
     assert "Wall time" in outputs_of(code[5])["stream"]["text"]
 
 
+KERNEL = "compile_pa_decode_ps.<locals>.pa_decode_ps_kernel"  # the CPU's (a GPU runs the matrix-unit variant)
+
+
 def test_pa_decode_stale_cache_regression_notebook(tmp_path):
     nb = execute(NOTEBOOKS / "pa_decode_stale_cache.ipynb", tmp_path)
     code = [c for c in nb.cells if c.cell_type == "code"]
@@ -66,10 +69,14 @@ def test_pa_decode_stale_cache_regression_notebook(tmp_path):
     launcher = "compile_pa_decode_ps.<locals>.launch_pa_decode_ps"
     pictures = [read_svg(outputs_of(code[i])["execute_result"]["data"]["image/svg+xml"]) for i in (1, 4, 6)]
     for nodes, edges in pictures[0], pictures[2]:
-        assert (launcher, "_load_q_fragments") in edges and all(stroke != "red" for _, stroke in nodes.values())
+        assert (launcher, KERNEL) in edges and (KERNEL, "_load_q_fragments") in edges
+        assert all(stroke != "red" for _, stroke in nodes.values())
     nodes, edges = pictures[1]
     (evicted,) = [label for label, (_, stroke) in nodes.items() if stroke == "red" and label.startswith(launcher)]
-    assert "now refers to a different function" in evicted and (evicted, "_load_q_fragments") in edges
+    (rebound,) = [label for label, (_, stroke) in nodes.items() if stroke == "red" and label.startswith("_load_q")]
+    assert "now refers to a different function" in evicted and "now refers to a different function" in rebound
+    # the path from the evicted launcher to the rebound helper is red, and nothing else is
+    assert {edge for edge, stroke in edges.items() if stroke == "red"} == {(evicted, KERNEL), (KERNEL, rebound)}
 
 
 def _flydsl_outcomes(nb):

@@ -514,11 +514,18 @@ def test_a_simple_namespace_and_an_object_reached_through_another(make_module):
     assert compiles(mod.launch) == 3
 
 
-def test_a_slots_attribute_is_not_watched_and_says_so(make_module):
+def test_a_slots_attribute_is_watched_by_value(make_module):
     mod = make_module(elementwise("x[i] * s.scale",
-                                  "class S:\n    __slots__ = ('scale',)\n\ns = S()\ns.scale = 2.0\n"))
-    with pytest.warns(UserWarning, match=r"flyrt cannot watch s\.scale \(a __slots__ attribute"):
-        assert run(mod.launch)[3] == 6.0
+                                  "class S:\n    __slots__ = ('scale', 'other')\n\ns = S()\ns.scale = 2.0\n"))
+    assert run(mod.launch)[3] == 6.0
+    mod.s.other = 1.0  # the other slot: checked, not recompiled
+    assert run(mod.launch)[3] == 6.0 and compiles(mod.launch) == 1
+    mod.s.scale = 4.0
+    assert run(mod.launch)[3] == 12.0
+    assert mod.launch.last_reasons == ["s.scale changed from 2.0 to 4.0"]
+    del mod.s.scale
+    with pytest.raises(AttributeError, match="scale"):
+        run(mod.launch)
 
 
 def test_an_element_of_a_small_array_read_while_tracing(make_module):

@@ -1,4 +1,5 @@
-"""Rewrites a kernel's Python control flow so traced values can drive it.
+"""Rewrites a kernel's Python so traced values can drive its control flow,
+and so every read of Python state it makes is seen.
 
 As FlyDSL does, `if`, `for ... in range(...)`, `while`, `and`/`or`/`not`,
 conditional expressions and comparison chains become calls into
@@ -7,6 +8,11 @@ Python values and emits structured IR ops when they are traced. Branch and
 loop bodies become nested functions whose parameters and results are the
 variables they assign. Line numbers are kept, so errors and IR locations
 name the user's source lines.
+
+Wherever the code touches a Python object (an attribute, an element, a
+call, an operand, an iteration or unpacking), a call into `flyrt.reads`
+sees the object first, with the source text naming it, so what the trace
+compiles in is recorded at its source (flyrt/reads.py says how).
 
 Loops and branches that `return`, `break` or `continue` stay Python (a traced
 condition there raises a clear error), except the early-exit pattern
@@ -19,9 +25,10 @@ import textwrap
 import types
 
 RUNTIME = "__flyrt_control_flow__"
+READS = "__flyrt_reads__"
 
-# Builtins that must see the caller's frame (super, locals) or need no rewrite.
-_CALLED_DIRECTLY = {"range", "len", "isinstance", "print", "super", "locals", "globals", "vars", "type"}
+# Builtins that must see the caller's frame (super, locals) or read nothing.
+_CALLED_DIRECTLY = {"range", "isinstance", "print", "super", "locals", "globals", "type"}
 
 
 class _Assigned(ast.NodeVisitor):
@@ -107,13 +114,32 @@ def _at(new, node):
     return new
 
 
-def _call(name, args, node, keywords=()):
+def _call(name, args, node, keywords=(), runtime=RUNTIME):
     call = ast.Call(
-        func=ast.Attribute(value=ast.Name(id=RUNTIME, ctx=ast.Load()), attr=name, ctx=ast.Load()),
+        func=ast.Attribute(value=ast.Name(id=runtime, ctx=ast.Load()), attr=name, ctx=ast.Load()),
         args=list(args),
         keywords=list(keywords),
     )
     return _at(call, node)
+
+
+def _read(name, args, node, keywords=()):
+    return _call(name, args, node, keywords, READS)
+
+
+def _texts(node, *texts):
+    return ast.copy_location(ast.Constant(tuple(texts)), node)
+
+
+def _used(value, text, expression):
+    """`value` (the source `text`) as an operand `expression` consumes (constants need no look)."""
+    if isinstance(value, ast.Constant):
+        return value
+    return _read("used", [value, _texts(value, text, expression)], value)
+
+
+def _iterated(value, text, statement):
+    return _read("iterate", [value, _texts(value, text, statement)], value)
 
 
 def _names_tuple(names, node, ctx):
@@ -156,9 +182,18 @@ def _assign(names, value, node):
 
 
 class _Rewriter(ast.NodeTransformer):
-    def __init__(self):
+    def __init__(self, source):
         self.counter = 0
         self.loop_depth = 0
+        self.source = source  # what the positions of the tree being rewritten point into
+
+    _LONGEST = 100  # a read's text in messages, at most
+
+    def _text(self, node):
+        """`node`'s source as the user wrote it (read before rewriting: texts stay linear in the source)."""
+        text = ast.get_source_segment(self.source, node) or ast.unparse(node)
+        text = " ".join(text.split())
+        return text if len(text) <= self._LONGEST else text[: self._LONGEST - 3] + "..."
 
     def _fresh(self, kind):
         self.counter += 1
@@ -235,6 +270,8 @@ class _Rewriter(ast.NodeTransformer):
         return [then_fn, else_fn, _assign(names, call, node)]
 
     def visit_For(self, node):
+        iterable = self._text(node.iter)
+        texts = f"for {self._text(node.target)} in {iterable}"
         self.loop_depth += 1
         self.generic_visit(node)
         self.loop_depth -= 1
@@ -247,6 +284,7 @@ class _Rewriter(ast.NodeTransformer):
             and not node.orelse
         )
         if not is_range or escapes(node.body):
+            node.iter = _iterated(node.iter, iterable, texts)  # a Python loop over what the iterable holds
             return node
         names = [n for n in assigned_names(node.body) if n != node.target.id]
         body_name = self._fresh("for")
@@ -296,9 +334,11 @@ class _Rewriter(ast.NodeTransformer):
         return result
 
     def visit_UnaryOp(self, node):
+        texts, operand = self._text(node), self._text(node.operand)
         self.generic_visit(node)
         if isinstance(node.op, ast.Not):
             return _call("not_", [node.operand], node)
+        node.operand = _used(node.operand, operand, texts)
         return node
 
     def visit_IfExp(self, node):
@@ -306,7 +346,11 @@ class _Rewriter(ast.NodeTransformer):
         return _call("ifexp", [node.test, _lambda(node.body, node), _lambda(node.orelse, node)], node)
 
     def visit_Compare(self, node):
+        texts = self._text(node)
+        operands = [self._text(n) for n in [node.left] + node.comparators]
         self.generic_visit(node)
+        node.left = _used(node.left, operands[0], texts)
+        node.comparators = [_used(c, text, texts) for c, text in zip(node.comparators, operands[1:])]
         if len(node.ops) == 1:
             return node
         pairs = []
@@ -319,32 +363,68 @@ class _Rewriter(ast.NodeTransformer):
             result = _call("and_", [_lambda(pair, node), _lambda(result, node)], node)
         return result
 
+    def visit_BinOp(self, node):
+        texts, left, right = self._text(node), self._text(node.left), self._text(node.right)
+        self.generic_visit(node)
+        node.left, node.right = _used(node.left, left, texts), _used(node.right, right, texts)
+        return node
+
+    def visit_AugAssign(self, node):
+        texts, value = self._text(node), self._text(node.value)
+        self.generic_visit(node)
+        node.value = _used(node.value, value, texts)
+        return node
+
+    def visit_FormattedValue(self, node):
+        value = self._text(node.value)
+        self.generic_visit(node)
+        node.value = _used(node.value, value, f"f'{{{value}}}'")
+        return node
+
+    def visit_comprehension(self, node):
+        iterable = self._text(node.iter)
+        texts = f"for {self._text(node.target)} in {iterable}"
+        self.generic_visit(node)
+        node.iter = _iterated(node.iter, iterable, texts)
+        return node
+
+    def visit_Assign(self, node):
+        texts, value = self._text(node), self._text(node.value)
+        self.generic_visit(node)
+        if any(isinstance(t, (ast.Tuple, ast.List)) for t in node.targets):
+            node.value = _iterated(node.value, value, texts)  # unpacking reads the items
+        return node
+
     def visit_Attribute(self, node):
-        source = ast.unparse(node.value)  # as the user wrote it, before rewriting
+        source = self._text(node.value)  # as the user wrote it, before rewriting
         self.generic_visit(node)
         if not isinstance(node.ctx, ast.Load):
             return node
         # Attributes read while tracing are dependencies; messages name them by their source.
         text = ast.copy_location(ast.Constant(source), node)
-        return _call("attr", [node.value, ast.copy_location(ast.Constant(node.attr), node), text], node)
+        return _read("attr", [node.value, ast.copy_location(ast.Constant(node.attr), node), text], node)
 
     def visit_Subscript(self, node):
-        source = ast.unparse(node.value)
+        source = self._text(node.value)
         self.generic_visit(node)
         index = node.slice
         if not isinstance(node.ctx, ast.Load) or isinstance(index, ast.Slice) or (
                 isinstance(index, ast.Tuple) and any(isinstance(e, ast.Slice) for e in index.elts)):
             return node
-        # Elements of host buffers read while tracing are dependencies too (flyrt.control_flow.item).
+        # Elements of host buffers read while tracing are dependencies too (flyrt.reads.item).
         text = ast.copy_location(ast.Constant(source), node)
-        return _call("item", [node.value, index, text], node)
+        return _read("item", [node.value, index, text], node)
 
     def visit_Call(self, node):
+        texts = [self._text(node)] + [self._text(a) for a in node.args]
         self.generic_visit(node)
-        # Helpers called while tracing are rewritten too (flyrt.control_flow.call).
-        if isinstance(node.func, ast.Name) and node.func.id in _CALLED_DIRECTLY:
+        if isinstance(node.func, ast.Name) and (node.func.id in _CALLED_DIRECTLY or (
+                node.func.id == "vars" and not node.args)):
             return node
-        return _call("call", [node.func] + node.args, node, node.keywords)
+        args = [ast.Starred(value=_iterated(a.value, text[1:], texts[0]), ctx=ast.Load())
+                if isinstance(a, ast.Starred) else a for a, text in zip(node.args, texts[1:])]
+        # Helpers called while tracing are rewritten too; builtins and libraries read what they are handed.
+        return _read("call", [_texts(node, *texts), node.func] + args, node, node.keywords)
 
 
 def _source_tree(fn):
@@ -355,13 +435,12 @@ def _source_tree(fn):
     except OSError as error:
         raise OSError(f"flyrt needs the source of {fn.__qualname__} ({fn.__code__.co_filename}) to trace it: "
                       "define kernels in a file or a notebook cell") from error
-    tree = ast.parse(textwrap.dedent("".join(lines)))
-    ast.increment_lineno(tree, first_line - 1)
-    node = tree.body[0]
+    source = textwrap.dedent("".join(lines))
+    node = ast.parse(source).body[0]
     if not isinstance(node, ast.FunctionDef):
         raise TypeError(f"{fn.__qualname__} is not a plain function definition")
     node.decorator_list = []
-    return node
+    return node, source, first_line
 
 
 # (original code, its file) -> rewritten code. Code objects compare equal
@@ -376,8 +455,9 @@ def _rewritten_code(fn):
     cached = _rewritten.get((code, code.co_filename))
     if cached is not None:
         return cached
-    node = _source_tree(fn)
-    node = _Rewriter().visit(node)
+    node, source, first_line = _source_tree(fn)
+    node = _Rewriter(source).visit(node)
+    ast.increment_lineno(node, first_line - 1)  # after the rewrite, whose texts read the source by position
     # Wrap in a factory whose locals stand for the original free variables,
     # so the new code's free variables resolve to the original cells.
     free = list(code.co_freevars)
@@ -393,26 +473,41 @@ def _rewritten_code(fn):
     compiled = compile(module, code.co_filename, "exec")
     factory_code = next(c for c in compiled.co_consts if isinstance(c, types.CodeType))
     new_code = next(c for c in factory_code.co_consts if isinstance(c, types.CodeType) and c.co_name == node.name)
+    new_code = _renamed(new_code, new_code.co_qualname, code.co_qualname)
     if len(_rewritten) >= _REWRITTEN_KEPT:
         del _rewritten[next(iter(_rewritten))]
     _rewritten[code, code.co_filename] = new_code
     return new_code
 
 
+def _renamed(code, old, new, name=None):
+    """`code` (and the code nested in it) named as the user named the
+    function: tracebacks show `run`, not `__fly_factory.<locals>.run`, and
+    a branch or loop body the rewrite made is named after its function."""
+    name = name or code.co_name
+    consts = tuple(_renamed(c, old, new, name) if isinstance(c, types.CodeType) else c for c in code.co_consts)
+    if code.co_name.startswith("__fly_"):
+        return code.replace(co_name=name, co_qualname=new, co_consts=consts)
+    qualname = new + code.co_qualname[len(old):] if code.co_qualname.startswith(old) else code.co_qualname
+    return code.replace(co_qualname=qualname, co_consts=consts)
+
+
 def rewrite(fn):
     """`fn` with its control flow rewritten (same globals, defaults, cells).
     During a trace the function is recorded as a dependency, and its globals
     are read through the trace's recorder."""
-    from . import control_flow
+    from . import control_flow, reads
     from .dependencies import real_globals
     from .tracing import active
 
     new_code = _rewritten_code(fn)
     namespace = real_globals(fn.__globals__)
     namespace.setdefault(RUNTIME, control_flow)
+    namespace.setdefault(READS, reads)
     trace = active()
     if trace is not None:
         trace.recorder.function(fn)
+        trace.recorder.running(fn, new_code)
         namespace = trace.recorder.globals_for(fn)
     cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
     closure = tuple(cells[name] for name in new_code.co_freevars)
@@ -423,20 +518,27 @@ def rewrite(fn):
     return new
 
 
+# Generators and coroutines run as written: their bodies cannot become branch functions.
+_RUN_AS_WRITTEN = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR | inspect.CO_ITERABLE_COROUTINE
+
+
 def traceable(fn):
     """`fn` ready to run inside a trace: rewritten when its source is a
-    plain definition; otherwise (a lambda, code without source) as written,
-    its globals still read through the trace's recorder."""
+    plain definition; otherwise (a lambda, code without source, a
+    generator) as written, its globals still read through the trace's recorder."""
     from .tracing import active
 
-    try:
-        return rewrite(fn)
-    except (OSError, TypeError, SyntaxError):
-        trace = active()
-        if trace is None:
-            return fn
-        trace.recorder.function(fn)
-        plain = types.FunctionType(fn.__code__, trace.recorder.globals_for(fn), fn.__name__, fn.__defaults__,
-                                   fn.__closure__)
-        plain.__kwdefaults__ = fn.__kwdefaults__
-        return plain
+    if not fn.__code__.co_flags & _RUN_AS_WRITTEN:
+        try:
+            return rewrite(fn)
+        except (OSError, TypeError, SyntaxError):
+            pass
+    trace = active()
+    if trace is None:
+        return fn
+    trace.recorder.function(fn)
+    trace.recorder.running(fn, fn.__code__)
+    plain = types.FunctionType(fn.__code__, trace.recorder.globals_for(fn), fn.__name__, fn.__defaults__,
+                               fn.__closure__)
+    plain.__kwdefaults__ = fn.__kwdefaults__
+    return plain

@@ -1,11 +1,8 @@
 """What rewritten control flow calls (see ast_rewrite): Python semantics for
 Python conditions, structured IR ops for traced ones."""
 
-import functools
-import inspect
-import types
-
 from . import dtypes
+from .reads import truth
 from .tracing import current, interpreting, line
 from .values import Value, convert, logical_not
 
@@ -47,7 +44,7 @@ def _is_scalar(value):
 
 def if_(cond, then_fn, else_fn, values, names):
     if not isinstance(cond, Value) or interpreting():  # interpreted values have a truth value
-        return then_fn(*values) if cond else else_fn(*values)
+        return then_fn(*values) if truth(cond) else else_fn(*values)
     where = line()
     builder = current().builder
     op = builder.begin_if(convert(cond, dtypes.Boolean).id, where)
@@ -107,7 +104,7 @@ def _common_dtype(a, b):
 
 def ifexp(cond, then_thunk, else_thunk):
     if not isinstance(cond, Value):
-        return then_thunk() if cond else else_thunk()
+        return then_thunk() if truth(cond) else else_thunk()
     (result,) = if_(cond, lambda _: (then_thunk(),), lambda _: (else_thunk(),), (UNDEFINED,), ("value",))
     return result
 
@@ -115,7 +112,7 @@ def ifexp(cond, then_thunk, else_thunk):
 def and_(first, second):
     a = first()
     if not isinstance(a, Value):
-        return a if not a else second()
+        return a if not truth(a) else second()
     (result,) = if_(a, lambda _: (convert(second(), dtypes.Boolean),), lambda _: (False,), (UNDEFINED,), ("and",))
     return convert(result, dtypes.Boolean)
 
@@ -123,13 +120,13 @@ def and_(first, second):
 def or_(first, second):
     a = first()
     if not isinstance(a, Value):
-        return a if a else second()
+        return a if truth(a) else second()
     (result,) = if_(a, lambda _: (True,), lambda _: (convert(second(), dtypes.Boolean),), (UNDEFINED,), ("or",))
     return convert(result, dtypes.Boolean)
 
 
 def not_(value):
-    return logical_not(value) if isinstance(value, Value) else not value
+    return logical_not(value) if isinstance(value, Value) else not truth(value)
 
 
 # -- loops ---------------------------------------------------------------------
@@ -284,7 +281,7 @@ def while_(cond_fn, body_fn, values, names):
     first = cond_fn(*values)
     if not isinstance(first, Value):
         condition = first
-        while condition:
+        while truth(condition):
             values = body_fn(*values)
             condition = cond_fn(*values)
             if isinstance(condition, Value):
@@ -316,66 +313,3 @@ def while_(cond_fn, body_fn, values, names):
         return op, carried.leaves(body_fn(*carried.variables(after)), where, "while loop"), arguments
 
     return carried.variables(_loop(begin, carried.values, carried.names, where, "while loop"))
-
-
-# -- calls and attributes --------------------------------------------------------
-
-
-def call(fn, *args, **kwargs):
-    """A call inside traced code: user helpers are recorded as dependencies
-    and traced with their control flow rewritten too."""
-    from .ast_rewrite import traceable
-    from .dependencies import is_user_file
-    from .tracing import active
-
-    while isinstance(fn, functools.partial):
-        args = fn.args + args
-        kwargs = {**fn.keywords, **kwargs}
-        fn = fn.func
-    if isinstance(fn, (staticmethod, classmethod)):
-        fn = fn.__func__
-    if isinstance(fn, types.MethodType) and isinstance(fn.__func__, types.FunctionType):
-        args = (fn.__self__,) + args  # a method of the user's: traced like any helper
-        fn = fn.__func__
-    if isinstance(fn, types.FunctionType) and is_user_file(fn.__code__.co_filename):
-        if fn.__code__.co_flags & (0x20 | 0x80 | 0x200):  # generators and coroutines run as written
-            trace = active()
-            if trace is not None:
-                trace.recorder.function(fn)
-        else:
-            fn = traceable(fn)
-    return fn(*args, **kwargs)
-
-
-def item(obj, key, text=None):
-    """`obj[key]` inside traced code (`text`: the source of `obj`): an
-    element of a host buffer (a numpy array, say) read while tracing is
-    compiled in, so the buffer is a dependency (flyrt/dependencies.py)."""
-    value = obj[key]
-    if not isinstance(obj, (list, tuple, dict, str, Value)):
-        from .tracing import active
-
-        trace = active()
-        if trace is not None:
-            trace.recorder.buffer(obj, text or type(obj).__name__, key)
-    return value
-
-
-def attr(obj, name, text=None):
-    """`obj.name` inside traced code (`text`: the source of `obj`): the
-    binding it comes from is recorded, and a property's getter is traced."""
-    from .dependencies import is_user_file
-    from .tracing import active
-
-    trace = active()
-    if trace is None:
-        return getattr(obj, name)
-    if not isinstance(obj, (types.ModuleType, type)):
-        found = inspect.getattr_static(type(obj), name, None)
-        getter = getattr(found, "fget", None) if isinstance(found, property) else None
-        if isinstance(getter, types.FunctionType) and is_user_file(getter.__code__.co_filename):
-            trace.recorder.attribute(obj, name, None, text)
-            return call(getter, obj)
-    value = getattr(obj, name)
-    trace.recorder.attribute(obj, name, value, text)
-    return value

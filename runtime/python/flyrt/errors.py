@@ -58,7 +58,7 @@ def users_frames(traceback):
     """`traceback` without the frames of flyrt (tracing, control flow, launching)
     and of libraries: the user's call, kernel and helper lines remain. The
     whole one if none would remain."""
-    from .dependencies import is_user_file
+    from .user_code import is_user_file
 
     kept = []
     while traceback is not None:

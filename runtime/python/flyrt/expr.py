@@ -1,8 +1,10 @@
 """The DSL as kernels use it: ``import flyrt.expr as fx``."""
 
 import builtins
+import operator
 
 from . import _core, dtypes, values
+from .reads import number
 from .dtypes import (  # noqa: F401  (public names)
     BFloat16,
     Boolean,
@@ -110,7 +112,7 @@ def range_constexpr(*args):
     for a in args:
         if isinstance(a, Value):
             raise TypeError("range_constexpr needs Python int bounds; use range(...) for a dynamic loop")
-    return range(*args)
+    return range(*(number(a, operator.index) for a in args))
 
 
 def const_expr(value):

@@ -14,7 +14,8 @@ import weakref
 from collections import OrderedDict, namedtuple
 
 from .dependencies import DependencyRecord, Recorder, real_globals
-from .fingerprint import fingerprint
+from .fingerprint import fingerprint, names_in
+from .user_code import probe
 
 CacheInfo = namedtuple("CacheInfo", "hits misses maxsize currsize")
 
@@ -35,7 +36,7 @@ class FactoryLink:
         self.function = function
         self.fingerprint = fingerprint(function)
         namespace = real_globals(function.__globals__)
-        self.constants = {name: fingerprint(namespace[name]) for name in _names(function.__code__)
+        self.constants = {name: fingerprint(namespace[name]) for name in names_in(function.__code__)
                           if name in namespace and _is_constant(namespace[name])}
 
     @property
@@ -63,14 +64,6 @@ class FactoryLink:
         return None
 
 
-def _names(code):
-    names = set(code.co_names)
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            names |= _names(const)
-    return names
-
-
 def _is_constant(value):
     return isinstance(value, (bool, int, float, str, bytes, tuple, list, dict, type(None)))
 
@@ -91,8 +84,8 @@ def creator_of(fn):
 def _link_for(frame):
     code = frame.f_code
     for value in list(real_globals(frame.f_globals).values()):
-        wrapped = getattr(value, "__wrapped__", None)
-        if isinstance(wrapped, types.FunctionType) and wrapped.__code__ is code and hasattr(value, "cache_clear"):
+        wrapped = probe(value, "__wrapped__")  # any global of the user's: whatever its __getattr__ raises
+        if isinstance(wrapped, types.FunctionType) and wrapped.__code__ is code and probe(value, "cache_clear"):
             existing = _strong_links.get(id(value))
             if existing is not None and existing[0]() is value and existing[1].change() is None:
                 return existing[1]

@@ -8,6 +8,7 @@ Code fingerprints are memoized per code object.
 
 import functools
 import hashlib
+import sys
 import types
 
 _code_fingerprints = {}  # id(code) -> (code, fingerprint); the code is kept alive, so its id stays its own
@@ -69,21 +70,56 @@ def fingerprint(value, _seen=None):
         return f"{type(value).__name__}[" + ",".join(fingerprint(v, seen) for v in value) + "]"
     if isinstance(value, dict):
         seen.add(id(value))
-        items = sorted((repr(k), fingerprint(v, seen)) for k, v in value.items())
+        items = sorted((_key(k), fingerprint(v, seen)) for k, v in list(value.items()))
         return "dict{" + ",".join(f"{k}:{v}" for k, v in items) + "}"
+    if isinstance(value, (set, frozenset)):
+        seen.add(id(value))
+        return f"{type(value).__name__}{{" + ",".join(sorted(fingerprint(v, seen) for v in list(value))) + "}"
     for cls, fingerprinter in _extensions:
         if isinstance(value, cls):
             seen.add(id(value))
             return fingerprinter(value, lambda inner: fingerprint(inner, seen))
-    wrapped = getattr(value, "__wrapped__", None)
-    if isinstance(wrapped, types.FunctionType) and hasattr(value, "_inline"):
-        return f"launcher({fingerprint(wrapped, seen)})"  # a @flyc.jit device helper
-    kernel = getattr(value, "fn", None)
-    if isinstance(kernel, types.FunctionType) and type(value).__name__ == "KernelFunction":
-        return f"kernel({fingerprint(kernel, seen)})"
     if isinstance(value, type):
         return f"class:{value.__module__}.{value.__qualname__}@{id(value):x}"
+    module = type(value).__module__
+    if module.startswith("flyrt"):
+        wrapped = getattr(value, "__wrapped__", None)
+        if isinstance(wrapped, types.FunctionType) and hasattr(value, "_inline"):
+            return f"launcher({fingerprint(wrapped, seen)})"  # a @flyc.jit device helper
+        kernel = getattr(value, "fn", None)
+        if isinstance(kernel, types.FunctionType) and type(value).__name__ == "KernelFunction":
+            return f"kernel({fingerprint(kernel, seen)})"
+    if _by_value(value):
+        return f"{module}.{type(value).__name__}:{value}"
     return f"{type(value).__qualname__}@{id(value):x}"
+
+
+def _by_value(value):
+    """Library values that equal ones print the same (a dtype is rebuilt by many calls)."""
+    numpy, torch = sys.modules.get("numpy"), sys.modules.get("torch")
+    return (numpy is not None and isinstance(value, numpy.dtype)) or (
+        torch is not None and isinstance(value, (torch.dtype, torch.device)))
+
+
+def _key(key):
+    """A dict key, comparably (a key of the user's class whose __repr__ fails by identity)."""
+    try:
+        return repr(key)
+    except Exception:  # noqa: BLE001
+        return f"{type(key).__qualname__}@{id(key):x}"
+
+
+def code_tree(code):
+    """`code` and the code objects nested in it (its functions, lambdas, comprehensions)."""
+    yield code
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            yield from code_tree(const)
+
+
+def names_in(code):
+    """Every global or attribute name `code` (or code nested in it) names."""
+    return {name for inner in code_tree(code) for name in inner.co_names}
 
 
 def filled(cell):

@@ -14,7 +14,7 @@ import sys
 import weakref
 
 from . import factories
-from .dependencies import is_user_module
+from .user_code import is_user_module, probe
 
 _launchers = weakref.WeakSet()
 _recompiles = None  # [(what, reasons)] of artifacts a call found stale, while someone collects them
@@ -135,7 +135,7 @@ class _ModuleFiles:
         for name, module in list(sys.modules.items()):
             known = self.classified.get(name)
             if known is None or known[0] is not module:
-                filename = getattr(module, "__file__", None)
+                filename = probe(module, "__file__")
                 user = bool(filename) and filename.endswith(".py") and name != "__main__" and is_user_module(module)
                 known = self.classified[name] = (module, filename, user)
             if known[2]:

@@ -299,6 +299,7 @@ class JitFunction(_core.Dispatcher):
                 args[pname] = Value(ids.pop(0), dtypes.Int64)  # a driver's stream handle
             else:
                 args[pname] = value
+                trace.recorder.obtain(value, pname)  # a Constexpr object: its state is compiled in
         trace.builders.append(builder)
         if self._factory is not None:
             trace.recorder.function(self._factory.function)  # its code built this launcher

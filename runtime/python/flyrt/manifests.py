@@ -16,6 +16,7 @@ import types
 
 from .dependencies import MISSING, Recorder
 from .fingerprint import fingerprint
+from .user_code import probe
 
 _IDENTITY = re.compile(r"@[0-9a-f]{6,}")
 
@@ -59,7 +60,7 @@ def _namespace(where):
         return module.__dict__, module.__dict__
     owner = module
     for part in where[2].split("."):
-        owner = getattr(owner, part, None)
+        owner = probe(owner, part)
     return (owner, owner.__dict__) if isinstance(owner, type) else (None, None)
 
 
@@ -67,8 +68,8 @@ def describe(recorder, covered=()):
     """The manifest of one trace's dependencies, or None if one is not portable:
     [kind, where, name, fingerprint] for each binding read and function run
     (but the functions in `covered`, which the caller's key already names)."""
-    if recorder.buffers:
-        return None  # buffers are known only by identity
+    if recorder.buffers or recorder.reads:
+        return None  # buffers, slots and objects read whole are known only by identity
     specs = []
     for binding in recorder.bindings.values():
         specs.append(["binding", _where(binding), binding.name, portable_fingerprint(binding.value)])
@@ -83,6 +84,38 @@ def describe(recorder, covered=()):
     return sorted(specs)
 
 
+def readers(recorder):
+    """[[dependency, what reached it]] of a trace (each as [kind, module or
+    where, name]), so that a warm start draws the same picture."""
+    pairs = []
+    for binding in recorder.bindings.values():
+        reader = recorder.readers.get(id(binding))
+        if reader is not None and _where(binding) is not None:
+            pairs.append([["binding", _where(binding), binding.name], [reader.__module__, reader.__qualname__]])
+    for function, _ in recorder.functions.values():
+        reader = recorder.readers.get(id(function))
+        if reader is not None:
+            pairs.append([["function", function.__module__, function.__qualname__],
+                          [reader.__module__, reader.__qualname__]])
+    return pairs
+
+
+def restore_readers(recorder, pairs):
+    """The readers `pairs` (as readers() wrote them) into a recorder built from a manifest."""
+    functions = {(f.__module__, f.__qualname__): f for f, _ in recorder.functions.values()}
+    found = {("function", f.__module__, f.__qualname__): f for f in functions.values()}
+    found.update({("binding", json.dumps(_where(b)), b.name): b for b in recorder.bindings.values()})
+    for dependency, reader in pairs if isinstance(pairs, list) else ():
+        try:
+            kind, where, name = dependency
+            key = (kind, json.dumps(where) if kind == "binding" else where, name)
+            target, function = found.get(key), functions.get(tuple(reader))
+        except (TypeError, ValueError):
+            continue  # not as readers() writes them: the picture is flatter, nothing else
+        if target is not None and function is not None:
+            recorder.readers[id(target)] = function
+
+
 def _current(kind, where, name):
     _, namespace = _namespace(where)
     if namespace is None:
@@ -91,8 +124,8 @@ def _current(kind, where, name):
         return namespace.get(name, MISSING)
     value = namespace.get(name.split(".")[0], MISSING)
     for part in name.split(".")[1:]:
-        value = getattr(value, part, MISSING)
-    return getattr(value, "__wrapped__", value)  # a factory: the function its lru_cache wraps
+        value = probe(value, part, MISSING)
+    return probe(value, "__wrapped__", value)  # a factory: the function its lru_cache wraps
 
 
 def holds(specs):

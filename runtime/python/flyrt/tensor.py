@@ -8,7 +8,8 @@ tensor, the index and the Python line. Checks the compiler proves cost nothing."
 
 from . import _core, dtypes
 from .errors import source_line
-from .tracing import current, interpreting, line, user_frame
+from .tracing import current, interpreting, line
+from .user_code import user_frame
 from .values import Value, constant, convert
 
 

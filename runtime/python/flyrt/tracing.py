@@ -1,14 +1,12 @@
 """The trace in progress: which module and function ops go into, and where
 in the user's source each op comes from."""
 
-import os
-import sys
 import threading
 
 from . import _core
 from .dependencies import Recorder
+from .user_code import user_frame
 
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _state = threading.local()
 
 
@@ -75,14 +73,6 @@ class tracing:
         _state.trace = self.previous
         _core.set_tracing(self.previous is not None)
         return False
-
-
-def user_frame():
-    """The innermost frame of the user's code (outside flyrt)."""
-    frame = sys._getframe(1)
-    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
-        frame = frame.f_back
-    return frame
 
 
 def line():

@@ -8,6 +8,7 @@ Integer division by zero gives 0 instead of trapping.
 """
 
 from . import _core, dtypes
+from .reads import number
 from .tracing import current, line
 
 A = _core.Arith
@@ -251,12 +252,12 @@ def constant(value, dtype=None):
     dtype = dtype or dtypes.default_for(value)
     b = current().builder
     if dtype.is_float:
-        return Value(b.constant_float(dtype.ir_type, float(value), line()), dtype)
+        return Value(b.constant_float(dtype.ir_type, number(value, float), line()), dtype)
     if isinstance(value, float):
         if value != int(value):
             raise TypeError(f"{value!r} is not an integer: it cannot be a {dtype.name} constant")
         value = int(value)
-    value = int(value)
+    value = number(value, int)  # an object's own conversion is a read of its state (flyrt/reads.py)
     if dtype.is_bool:
         value = 1 if value else 0
     elif dtype.is_unsigned:

@@ -24,6 +24,7 @@ import warnings
 
 from . import cache_trust, disk_cache, manifests, specialization
 from .fingerprint import filled, fingerprint
+from .user_code import probe
 
 _KEPT = 8  # versions per launcher and specialization (A -> B -> A across processes)
 
@@ -34,7 +35,7 @@ def _closure_functions(fn):
     found, stack = {}, [fn]
     while stack:
         value = stack.pop()
-        value = getattr(value, "fn", value)  # a kernel's or a launcher's function
+        value = probe(value, "fn", value)  # a kernel's or a launcher's function
         if not isinstance(value, types.FunctionType) or id(value) in found:
             continue
         found[id(value)] = value
@@ -95,6 +96,7 @@ def lookup(launcher, name):
         recorder = manifests.recorder_from(specs)
         for function in _closure_functions(launcher.fn).values():
             recorder.function(function)
+        manifests.restore_readers(recorder, entry.get("readers"))
         return entry, recorder
     return None
 
@@ -114,7 +116,8 @@ def remember(launcher, name, recorder, obj, host_name, written):
     if specs is None:
         return "it read something known only by identity (an object, a buffer or a nested function)"
     entries = [e for e in _entries(name, warn=False) if e.get("deps") != specs]
-    entries.append({"deps": specs, "object": obj, "host": host_name, "written": written})
+    entries.append({"deps": specs, "object": obj, "host": host_name, "written": written,
+                    "readers": manifests.readers(recorder)})
     path = _path(name)
     if not cache_trust.directory_usable(disk_cache.directory()):
         return "the disk cache's directory is not trusted"

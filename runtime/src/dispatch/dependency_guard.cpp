@@ -1,5 +1,7 @@
 #include "dependency_guard.hpp"
 
+#include <structmember.h>
+
 #include <cstring>
 
 namespace py = pybind11;
@@ -74,8 +76,65 @@ void dependency_guard::watch_buffer(const py::handle& buffer, const py::bytes& c
     m_buffers.push_back({py::reinterpret_borrow<py::object>(buffer), std::string(contents)});
 }
 
+void dependency_guard::watch_slot(const py::handle& object, const py::handle& member)
+{
+    if (!PyObject_TypeCheck(member.ptr(), &PyMemberDescr_Type))
+    {
+        throw py::type_error("watch_slot needs a member descriptor");
+    }
+    const PyMemberDef* definition = reinterpret_cast<PyMemberDescrObject*>(member.ptr())->d_member;
+    PyTypeObject* owner = PyDescr_TYPE(member.ptr());
+    if (definition->type != T_OBJECT_EX || !PyObject_TypeCheck(object.ptr(), owner))
+    {
+        throw py::type_error("watch_slot needs an object slot of the object's class");
+    }
+    PyObject* held =
+        *reinterpret_cast<PyObject**>(reinterpret_cast<char*>(object.ptr()) + definition->offset);
+    m_slots.push_back({py::reinterpret_borrow<py::object>(object), definition->offset, borrowed(held)});
+}
+
+void dependency_guard::watch_attribute(const py::handle& object,
+                                       const py::str& name,
+                                       const py::handle& value,
+                                       bool by_value)
+{
+    m_attributes.push_back({py::reinterpret_borrow<py::object>(object),
+                            name,
+                            py::reinterpret_borrow<py::object>(value),
+                            by_value});
+}
+
+void dependency_guard::watch_equal(const py::handle& object, const py::handle& snapshot)
+{
+    m_equals.push_back(
+        {py::reinterpret_borrow<py::object>(object), py::reinterpret_borrow<py::object>(snapshot)});
+}
+
 namespace
 {
+
+// Whether `getattr(object, name)` is still `value` (or equal to it); an
+// error reading it counts as a change, and is cleared.
+bool same_attribute(PyObject* object, PyObject* name, PyObject* value, bool by_value)
+{
+    PyObject* current = PyObject_GetAttr(object, name);
+    if (current == nullptr)
+    {
+        PyErr_Clear();
+        return false;
+    }
+    int same = current == value ? 1 : 0;
+    if (same == 0 && by_value && Py_TYPE(current) == Py_TYPE(value))
+    {
+        same = PyObject_RichCompareBool(current, value, Py_EQ);
+    }
+    Py_DECREF(current);
+    if (same < 0)
+    {
+        PyErr_Clear();
+    }
+    return same == 1;
+}
 
 // Whether `buffer`'s bytes, in C order, are `contents` (false if it is no
 // longer a readable buffer).
@@ -144,6 +203,30 @@ bool dependency_guard::holds() const
             {
                 return false;
             }
+        }
+    }
+    for (const auto& w : m_slots)
+    {
+        PyObject* held = *reinterpret_cast<PyObject**>(reinterpret_cast<char*>(w.object.ptr()) + w.offset);
+        if (held != w.held.ptr())
+        {
+            return false;
+        }
+    }
+    for (const auto& w : m_attributes)
+    {
+        if (!same_attribute(w.object.ptr(), w.name.ptr(), w.value.ptr(), w.by_value))
+        {
+            return false;
+        }
+    }
+    for (const auto& w : m_equals)
+    {
+        const int same = PyObject_RichCompareBool(w.object.ptr(), w.snapshot.ptr(), Py_EQ);
+        if (same != 1)
+        {
+            PyErr_Clear();
+            return false;
         }
     }
     for (const auto& w : m_lists)

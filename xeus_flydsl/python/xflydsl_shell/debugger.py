@@ -145,7 +145,10 @@ class DebugSession:
 
 
 def _python_file(module):
-    origin = getattr(getattr(module, "__spec__", None), "origin", None)
+    try:
+        origin = getattr(getattr(module, "__spec__", None), "origin", None)
+    except Exception:  # noqa: BLE001  a lazy module's __getattr__ may raise anything
+        return None
     return origin if isinstance(origin, str) and origin.endswith(".py") else None
 
 

@@ -115,7 +115,7 @@ class GuardedJit:
             jit_caches.put(jit_function, caches)
             self.generation += 1
             self.record = record
-            self._recorder = _recorder_of(record)
+            self._recorder = Recorder.of(record)
             compile_log.record(compile_log.CompileRecord(
                 self.__qualname__, "all specializations", "dependencies match an earlier version",
                 (time.perf_counter() - start) * 1e3, "reused"))
@@ -142,11 +142,7 @@ class GuardedJit:
             recorder.read(module_globals, module_globals, factory.function.__name__, factory.wrapper)
         if self._recorder is None:
             self._recorder = Recorder()
-        self._recorder.functions.update(recorder.functions)
-        for key, binding in recorder.bindings.items():
-            self._recorder.bindings.setdefault(key, binding)
-        for key, (buffer, text, elements) in recorder.buffers.items():
-            self._recorder.buffers.setdefault(key, (buffer, text, {}))[2].update(elements)
+        self._recorder.merge(recorder)
         reason = ("recompiled: " + "; ".join(self.last_reasons) if self.last_reasons and self.record is None
                   else "first call" if self.traces + self.loads == 1 else "new specialization")
         self.record = DependencyRecord(self._recorder, self.__qualname__)
@@ -197,14 +193,6 @@ class GuardedJit:
 
     def _entries(self):
         return [("all specializations", _EntryView(self.record))] if self.record is not None else []
-
-
-def _recorder_of(record):
-    recorder = Recorder()
-    recorder.functions = {id(f): (f, recorded) for f, recorded in zip(record.functions, record.function_fingerprints)}
-    recorder.bindings = {(id(b.owner), b.name): b for b in record.bindings}
-    recorder.buffers = {id(buffer): (buffer, text, dict(elements)) for buffer, text, elements in record.buffers}
-    return recorder
 
 
 def _check_flydsl_drift(jit_function):

@@ -22,7 +22,9 @@ import sys
 import types
 import weakref
 
-from ..dependencies import MISSING, is_user_class, is_user_file, is_user_module, unchanging
+from ..dependencies import MISSING
+from ..state import unchanging
+from ..user_code import is_user_class, is_user_file, is_user_module
 from .subscripts import subscript_key
 
 _ATTRIBUTE_LOADS = {"LOAD_ATTR", "LOAD_METHOD"}
@@ -150,7 +152,7 @@ class TraceRecorder:
                 return MISSING
             self._recorder.attribute(obj, name, value)
             return value
-        self._recorder.attribute(obj, name, None, text)
+        self._recorder.attribute(obj, name, text=text)
         instance = getattr(obj, "__dict__", None)
         if type(instance) is dict and name in instance:
             return instance[name]

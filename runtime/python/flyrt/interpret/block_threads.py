@@ -21,7 +21,7 @@ import numpy as np
 
 from .. import _core
 from ..errors import source_line
-from ..tracing import user_frame
+from ..user_code import user_frame
 from . import memory
 
 _POLL = 0.05  # seconds between checks while a GPU thread holds the baton: Ctrl-C is seen that often
