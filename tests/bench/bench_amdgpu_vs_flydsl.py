@@ -22,6 +22,7 @@ RUNS = 3
 FLYRT = r'''
 import json, sys, time, numpy as np
 import flyrt.compiler as flyc, flyrt.expr as fx
+from timing import mode_line  # noqa: E402
 BLOCK = 256
 
 @flyc.kernel
@@ -161,6 +162,7 @@ def describe(code, kernel):
 
 
 def main():
+    print(mode_line())
     print(f"gfx942, compile-only, median of {RUNS} fresh processes each; code objects read by llvm-readelf/objdump")
     print(f"{'kernel':8} {'who':7} {'compile ms':>10} {'ratio':>6} {'SGPR':>5} {'VGPR':>5} {'LDS B':>6} "
           f"{'kernarg B':>9} {'instrs':>6} {'global':>6} {'ds_*':>5}")

@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from kernels.gemm import gemm  # noqa: E402
 from kernels.rmsnorm import rmsnorm  # noqa: E402
 from kernels.softmax import softmax  # noqa: E402
-from timing import best_of  # noqa: E402
+from timing import best_of, mode_line  # noqa: E402
 
 
 LOG2E = np.float32(1.4426950408889634)
@@ -73,6 +73,7 @@ def numpy_rmsnorm(x, w, out, eps):
 
 
 def main():
+    print(mode_line())
     rng = np.random.default_rng(0)
     rows, cols = 4096, 4096
     x = rng.standard_normal((rows, cols)).astype(np.float32)

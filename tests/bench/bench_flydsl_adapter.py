@@ -27,7 +27,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from timing import best_of, per_call  # noqa: E402
+from timing import best_of, mode_line, per_call  # noqa: E402
 
 import flyrt.flydsl_adapter as adapter  # noqa: E402
 
@@ -47,6 +47,7 @@ def fresh_module(folder):
 
 
 def main():
+    print(mode_line())
     folder = Path(tempfile.mkdtemp(prefix="bench-flydsl-"))
     sys.path.insert(0, str(folder))
     adapter.use_compile_only("gfx942")

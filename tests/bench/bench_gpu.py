@@ -47,6 +47,7 @@ from kernels.devices import on  # noqa: E402
 from kernels.pa_reference import check, make_case  # noqa: E402
 from kernels.vector_add import vector_add  # noqa: E402
 from torch_paged_kv import paged_kv  # noqa: E402
+from timing import mode_line  # noqa: E402
 
 CALLS = 20_000
 
@@ -335,6 +336,7 @@ def _module(name, source):
 
 
 def main():
+    print(mode_line())
     print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}\n")
     if sys.argv[1:] == ["pa"]:  # PA decode alone (the main job's GPU section)
         pa_decode(copy_bandwidth())

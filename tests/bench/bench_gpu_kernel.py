@@ -35,6 +35,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 os.environ["CUDA_CACHE_DISABLE"] = "1"
 
 from kernel_session import KernelSession  # noqa: E402
+from timing import mode_line  # noqa: E402
 
 FIRST_CELL = """
 import time
@@ -96,6 +97,7 @@ def cell(kernel, code):
 
 
 def main():
+    print(mode_line())
     copy = Path(tempfile.mkdtemp()) / "notebooks"
     shutil.copytree(ROOT / "notebooks", copy, ignore=shutil.ignore_patterns("_executed", "__pycache__"))
     began = time.perf_counter()

@@ -15,7 +15,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "notebooks"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from timing import per_call  # noqa: E402  (and timing's disk-cache setting: cold compiles)
+from timing import mode_line, per_call  # noqa: E402  (and timing's disk-cache setting: cold compiles)
 import flyrt  # noqa: E402
 import kernels.pa_decode_fp8 as pa  # noqa: E402
 from kernels.pa_reference import make_case  # noqa: E402
@@ -24,6 +24,7 @@ from kernels.vector_add import vector_add  # noqa: E402
 
 
 def main():
+    print(mode_line())
     rng = np.random.default_rng(0)
     a, b, c = (rng.standard_normal(4096).astype(np.float32) for _ in range(3))
     x = rng.standard_normal((4, 1024)).astype(np.float32)

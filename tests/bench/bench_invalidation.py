@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from timing import median_time, per_call_interleaved  # noqa: E402
+from timing import median_time, mode_line, per_call_interleaved  # noqa: E402
 
 MODULES, FUNCTIONS_PER_MODULE, LAUNCHERS, DEPENDENCIES = 20, 100, 50, 32
 OBJECTS_PER_LAUNCHER = 4  # 200 watched objects in all
@@ -124,6 +124,7 @@ def write_modules(folder):
 
 
 def main():
+    print(mode_line())
     from flyrt import invalidation
 
     folder = Path(tempfile.mkdtemp(prefix="flyrt-bench-"))

@@ -17,6 +17,7 @@ import statistics
 import time
 
 from jupyter_client.manager import KernelManager
+from timing import mode_line  # noqa: E402
 
 os.environ.setdefault("FLYDSL_RUNTIME_ENABLE_CACHE", "0")  # cold compiles: no earlier run's code from disk
 
@@ -89,6 +90,7 @@ def measure(kernel_name, starts, cells):
 
 
 def main():
+    print(mode_line())
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--starts", type=int, default=5, help="kernel starts per kernel")
     parser.add_argument("--cells", type=int, default=200, help="trivial cells per kernel")

@@ -16,11 +16,13 @@ os.environ.setdefault("FLYDSL_RUNTIME_ENABLE_CACHE", "0")  # cold compiles: no e
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "runtime"))
 from test_memory import SOAK  # noqa: E402
+from timing import mode_line  # noqa: E402
 
 WARM, CYCLES = 100, 2000
 
 
 def main():
+    print(mode_line())
     with tempfile.TemporaryDirectory() as folder:
         script = Path(folder) / "soak.py"
         script.write_text(SOAK)

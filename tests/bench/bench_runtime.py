@@ -4,6 +4,9 @@
 (2) first compile of vector add, from trace to callable;
 (3) throughput of axpy and row norms on large arrays.
 
+flyrt runs each in both modes, bounds checks on (the default) and the fast
+mode, side by side; the ratio is the default's.
+
     .venv/bin/python tests/bench/bench_runtime.py
 """
 
@@ -26,7 +29,7 @@ from kernels.axpy import axpy  # noqa: E402
 from kernels.row_norms import row_norms  # noqa: E402
 import kernels.vector_add  # noqa: E402
 from kernels.vector_add import vector_add  # noqa: E402
-from timing import best_of, per_call  # noqa: E402
+from timing import best_of, bounds_checks, mode_line, per_call  # noqa: E402
 
 
 @numba.njit
@@ -35,11 +38,20 @@ def numba_vector_add(a, b, c, n):
         c[i] = a[i] + b[i]
 
 
+def both_modes(measure):
+    """(checked, fast) of `measure()`, each with kernels compiled in that mode."""
+    results = []
+    for on in (True, False):
+        with bounds_checks(on):
+            results.append(measure())
+    return tuple(results)
+
+
 def launch_overhead():
     a, b, c = (np.ones(16, np.float32) for _ in range(3))
-    ours = per_call(vector_add, a, b, c, 16)
+    checked, fast = both_modes(lambda: per_call(vector_add, a, b, c, 16))
     theirs = per_call(numba_vector_add, a, b, c, 16)
-    return [("launch overhead, 16 elements (us)", ours * 1e6, theirs * 1e6, "numba njit")]
+    return [("launch overhead, 16 elements (us)", checked * 1e6, fast * 1e6, theirs * 1e6, "numba njit")]
 
 
 _fresh = itertools.count()
@@ -61,18 +73,20 @@ def fresh_flyrt_vector_add():
 
 def first_compile():
     a, b, c = (np.ones(1024, np.float32) for _ in range(3))
-    ours, theirs = [], []
+    ours, theirs = {True: [], False: []}, []
     for _ in range(5):
-        launcher = fresh_flyrt_vector_add()
-        begin = time.perf_counter()
-        launcher(a, b, c, 1024)
-        ours.append(time.perf_counter() - begin)
+        for on in (True, False):
+            launcher = fresh_flyrt_vector_add()
+            with bounds_checks(on):
+                begin = time.perf_counter()
+                launcher(a, b, c, 1024)
+                ours[on].append(time.perf_counter() - begin)
         jitted = numba.njit(numba_vector_add.py_func)
         begin = time.perf_counter()
         jitted(a, b, c, 1024)
         theirs.append(time.perf_counter() - begin)
-    return [("first compile of vector add (ms)", statistics.median(ours) * 1e3,
-             statistics.median(theirs) * 1e3, "numba njit")]
+    return [("first compile of vector add (ms)", statistics.median(ours[True]) * 1e3,
+             statistics.median(ours[False]) * 1e3, statistics.median(theirs) * 1e3, "numba njit")]
 
 
 @numba.njit(fastmath=False)
@@ -111,36 +125,39 @@ def throughput():
     x = np.random.default_rng(0).standard_normal(n).astype(np.float32)
     y = np.ones(n, np.float32)
     moved = 3 * 4 * n  # read x and y, write y
-    ours = best_of(axpy, 2.0, x, y, n)
+    checked, fast = both_modes(lambda: best_of(axpy, 2.0, x, y, n))
     numpy_time = best_of(lambda: np.add(np.float32(2.0) * x, y, out=y))
     numba_time = best_of(numba_axpy, np.float32(2.0), x, y)
     parallel_time = best_of(numba_axpy_parallel, np.float32(2.0), x, y)
-    rows.append(("axpy 16M f32 (GB/s)", moved / ours / 1e9, moved / numpy_time / 1e9,
+    ours = (moved / checked / 1e9, moved / fast / 1e9)
+    rows.append(("axpy 16M f32 (GB/s)", *ours, moved / numpy_time / 1e9,
                  "numpy (2*x is a temporary: 5 array passes, not 3; GB/s counts 3 for all)"))
-    rows.append(("axpy 16M f32 (GB/s)", moved / ours / 1e9, moved / numba_time / 1e9, "numba njit"))
-    rows.append(("axpy 16M f32 (GB/s)", moved / ours / 1e9, moved / parallel_time / 1e9, "numba parallel"))
+    rows.append(("axpy 16M f32 (GB/s)", *ours, moved / numba_time / 1e9, "numba njit"))
+    rows.append(("axpy 16M f32 (GB/s)", *ours, moved / parallel_time / 1e9, "numba parallel"))
 
     m = np.random.default_rng(1).standard_normal((4096, 4096)).astype(np.float32)
     out = np.zeros(4096, np.float32)
     for label, matrix in (("row norms 4096x4096", m), ("row norms strided 2048x2048", m[::2, ::2])):
         out = np.zeros(matrix.shape[0], np.float32)
         moved = matrix.size * 4
-        ours = best_of(row_norms, matrix, out)
+        checked, fast = both_modes(lambda: best_of(row_norms, matrix, out))
         numpy_time = best_of(lambda: np.sqrt(np.einsum("ij,ij->i", matrix, matrix)))
         numba_time = best_of(numba_row_norms, matrix, out)
         parallel_time = best_of(numba_row_norms_parallel, matrix, out)
-        rows.append((f"{label} (GB/s)", moved / ours / 1e9, moved / numpy_time / 1e9, "numpy einsum"))
-        rows.append((f"{label} (GB/s)", moved / ours / 1e9, moved / numba_time / 1e9, "numba njit"))
-        rows.append((f"{label} (GB/s)", moved / ours / 1e9, moved / parallel_time / 1e9, "numba parallel"))
+        ours = (moved / checked / 1e9, moved / fast / 1e9)
+        rows.append((f"{label} (GB/s)", *ours, moved / numpy_time / 1e9, "numpy einsum"))
+        rows.append((f"{label} (GB/s)", *ours, moved / numba_time / 1e9, "numba njit"))
+        rows.append((f"{label} (GB/s)", *ours, moved / parallel_time / 1e9, "numba parallel"))
     return rows
 
 
 def main():
+    print(mode_line())
     print(f"flyrt vs numba {numba.__version__} / numpy {np.__version__}; "
           f"{flyc.__name__.split('.')[0]} uses {__import__('flyrt._core', fromlist=['x']).worker_count()} threads\n")
-    print(f"{'measure':<38} {'flyrt':>10} {'peer':>10}  {'flyrt/peer':>10}  peer")
-    for label, ours, theirs, peer in launch_overhead() + first_compile() + throughput():
-        print(f"{label:<38} {ours:>10.3f} {theirs:>10.3f}  {ours / theirs:>9.2f}x  {peer}")
+    print(f"{'measure':<38} {'flyrt':>10} {'(fast)':>10} {'peer':>10}  {'flyrt/peer':>10}  peer")
+    for label, ours, fast, theirs, peer in launch_overhead() + first_compile() + throughput():
+        print(f"{label:<38} {ours:>10.3f} {fast:>10.3f} {theirs:>10.3f}  {ours / theirs:>9.2f}x  {peer}")
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 sys.path.insert(0, str(NOTEBOOKS.parent / "tests"))
 
 from kernel_session import KernelSession  # noqa: E402
+from timing import mode_line  # noqa: E402
 
 PA_SETUP = f"""
 import sys
@@ -96,6 +97,7 @@ def manifest_check_cost():
 
 
 def main():
+    print(mode_line())
     cache = Path(tempfile.mkdtemp(prefix="bench-warm-cache-"))
     first_result(cache, "1")  # fills the cache
     rows = {"disk cache off (trace + LLVM)": [], "disk cache on, tracing first": [], "warm start (no trace)": []}

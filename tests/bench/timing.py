@@ -1,10 +1,32 @@
 """Timing helpers the benchmarks share (they print; nothing here asserts on time)."""
 
+import contextlib
 import os
 import statistics
 import time
 
 os.environ.setdefault("FLYDSL_RUNTIME_ENABLE_CACHE", "0")  # cold compiles: no earlier run's code from disk
+
+
+def mode_line():
+    """Which bounds-check mode this run's kernels compile in: every benchmark prints it first."""
+    import flyrt
+
+    if flyrt.bounds_checks():
+        return "mode: bounds checks on (the default; FLYDSL_DEBUG_BOUNDS=0 is the fast mode)"
+    return "mode: fast (bounds checks off)"
+
+
+@contextlib.contextmanager
+def bounds_checks(on):
+    """Kernels compiled inside check bounds (True) or run in fast mode (False)."""
+    import flyrt
+
+    flyrt.set_bounds_checks(on)
+    try:
+        yield
+    finally:
+        flyrt.set_bounds_checks(None)
 
 
 def per_call(fn, *args, calls=200_000, repeats=5):

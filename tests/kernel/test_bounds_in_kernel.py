@@ -66,3 +66,58 @@ def test_flydsl_cache_shows_and_clears_the_disk_cache(kernel, tmp_path):
         kernel.execute("del os.environ['FLYDSL_RUNTIME_ENABLE_CACHE'], os.environ['FLYDSL_RUNTIME_CACHE_DIR']")
     reply, _ = kernel.execute("%flydsl cache purge")
     assert reply["status"] == "error" and "%flydsl cache [clear]" in reply["evalue"]
+
+
+HARDENING_CELL = """
+import numpy as np
+import flyrt.compiler as flyc
+import flyrt.expr as fx
+
+def endless_helper(v):
+    return endless_helper(v) + 1.0
+
+@flyc.kernel
+def put_one(x: fx.Tensor):
+    x[0] = 1.0
+
+@flyc.kernel
+def endless_kernel(x: fx.Tensor):
+    x[0] = endless_helper(x[0])
+
+@flyc.jit
+def huge_grid(x: fx.Tensor):
+    put_one(x).launch(grid=(1 << 40,), block=(1,))
+
+@flyc.jit
+def traced_grid(x: fx.Tensor, n: fx.Int64):
+    put_one(x).launch(grid=(n,), block=(1,))
+
+@flyc.jit
+def endless(x: fx.Tensor):
+    endless_kernel(x).launch(block=(1,))
+
+@flyc.jit
+def fine(x: fx.Tensor):
+    put_one(x).launch(block=(1,))
+
+hx = np.zeros(4, np.float32)
+"""
+
+
+def test_sizes_past_32_bits_and_endless_recursion_are_errors_and_the_kernel_lives(kernel):
+    assert kernel.execute("kept = 41")[0]["status"] == "ok"
+    assert kernel.execute(HARDENING_CELL)[0]["status"] == "ok"
+    reply, _ = kernel.execute("huge_grid(hx)")
+    assert reply["ename"] == "KernelError", reply
+    assert ("launcher huge_grid: kernel put_one: grid size x = 1099511627776 does not fit in 32 bits (a launch "
+            "takes at most 2147483647)") in reply["evalue"]
+    launch_line = HARDENING_CELL.lstrip("\n").splitlines().index("    put_one(x).launch(grid=(1 << 40,), block=(1,))")
+    assert re.match(rf"Cell In\[\d+\], line {launch_line + 1}: ", reply["evalue"]), reply["evalue"]
+    reply, _ = kernel.execute("traced_grid(hx, 1 << 40)")
+    assert reply["ename"] == "RuntimeError" and "launcher traced_grid: grid size x does not fit in 32 bits" in \
+        reply["evalue"], reply
+    reply, _ = kernel.execute("endless(hx)")
+    assert reply["ename"] == "EndlessRecursion", reply
+    assert "endless_helper calls itself without end while tracing" in reply["evalue"]
+    assert value(kernel, "fine(hx); float(hx.sum())") == "1.0"  # the untouched grid stored nothing before
+    assert value(kernel, "kept + 1") == "42"

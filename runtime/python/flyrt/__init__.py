@@ -30,9 +30,10 @@ __all__ = ["__version__", "bounds_checks", "clear_disk_cache", "disk_cache_info"
 
 
 def set_bounds_checks(on):
-    """Check every tensor access of kernels compiled from now on (True), or
-    not (False: fast mode), over FLYDSL_DEBUG_BOUNDS, which programs this one
-    starts keep reading as they were given it; None: as it says again."""
+    """Check every tensor access of kernels compiled from now on (True, the
+    default), or not (False: fast mode), over FLYDSL_DEBUG_BOUNDS (unset: on;
+    0, off, false, no: off), which programs this one starts keep reading as
+    they were given it; None: as it says again."""
     _core.set_bounds_checks(-1 if on is None else int(bool(on)))
 
 

@@ -443,6 +443,8 @@ def _source_tree(fn):
     return node, source, first_line
 
 
+_DEFINED = "__fly_function"  # what the rewritten definition is called in its factory
+
 # (original code, its file) -> rewritten code. Code objects compare equal
 # across files (CPython leaves co_filename out of code equality): the same
 # function in two modules must not get one's file and lines in errors.
@@ -459,10 +461,14 @@ def _rewritten_code(fn):
     node = _Rewriter(source).visit(node)
     ast.increment_lineno(node, first_line - 1)  # after the rewrite, whose texts read the source by position
     # Wrap in a factory whose locals stand for the original free variables,
-    # so the new code's free variables resolve to the original cells.
+    # so the new code's free variables resolve to the original cells. The
+    # definition takes a name of its own there: under the user's, a function
+    # that calls itself would close over the factory's local instead of
+    # reading its global.
+    node.name = _DEFINED
     free = list(code.co_freevars)
     factory_body = [ast.Assign(targets=[ast.Name(id=n, ctx=ast.Store())], value=ast.Constant(None)) for n in free]
-    factory_body += [node, ast.Return(value=ast.Name(id=node.name, ctx=ast.Load()))]
+    factory_body += [node, ast.Return(value=ast.Name(id=_DEFINED, ctx=ast.Load()))]
     factory = ast.FunctionDef(
         name="__fly_factory",
         args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[]),
@@ -472,19 +478,19 @@ def _rewritten_code(fn):
     ast.fix_missing_locations(module)
     compiled = compile(module, code.co_filename, "exec")
     factory_code = next(c for c in compiled.co_consts if isinstance(c, types.CodeType))
-    new_code = next(c for c in factory_code.co_consts if isinstance(c, types.CodeType) and c.co_name == node.name)
-    new_code = _renamed(new_code, new_code.co_qualname, code.co_qualname)
+    new_code = next(c for c in factory_code.co_consts if isinstance(c, types.CodeType) and c.co_name == _DEFINED)
+    new_code = _renamed(new_code, new_code.co_qualname, code.co_qualname, code.co_name)
     if len(_rewritten) >= _REWRITTEN_KEPT:
         del _rewritten[next(iter(_rewritten))]
     _rewritten[code, code.co_filename] = new_code
     return new_code
 
 
-def _renamed(code, old, new, name=None):
+def _renamed(code, old, new, name):
     """`code` (and the code nested in it) named as the user named the
-    function: tracebacks show `run`, not `__fly_factory.<locals>.run`, and
-    a branch or loop body the rewrite made is named after its function."""
-    name = name or code.co_name
+    function (`name`, qualified `new`): tracebacks show `run`, not
+    `__fly_factory.<locals>.run`, and a branch or loop body the rewrite made
+    is named after its function."""
     consts = tuple(_renamed(c, old, new, name) if isinstance(c, types.CodeType) else c for c in code.co_consts)
     if code.co_name.startswith("__fly_"):
         return code.replace(co_name=name, co_qualname=new, co_consts=consts)

@@ -7,11 +7,15 @@ warp size is the target's: 32 on NVIDIA GPUs; the CPU's is 32 or 64.
 """
 
 import math
+import operator
 import os
 
 from . import dtypes
+from .errors import KernelError
+from .reads import number
 from .tensor import TensorValue
 from .tracing import active, current, line
+from .user_code import user_line
 from .values import Value, constant, convert
 
 _cpu_warp_size = int(os.environ.get("FLYDSL_CPU_WARP_SIZE", "32"))
@@ -59,17 +63,25 @@ def _shared_tensor(name, dtype, shape, pointer):
 def shared(shape, dtype):
     """A per-block shared-memory array of `shape` (Python ints) and `dtype`."""
     shape = (shape,) if isinstance(shape, int) else tuple(shape)
-    if any(isinstance(s, Value) or int(s) <= 0 for s in shape):
+    if any(isinstance(s, Value) or number(s, operator.index) <= 0 for s in shape):
         raise TypeError("fx.shared needs a shape of positive Python ints; use smem= and fx.dynamic_shared for sizes "
                         "known only at launch")
+    shape = tuple(number(s, operator.index) for s in shape)
     itemsize = max(1, dtype.bits // 8)
-    pointer = current().builder.shared(dtype.scalar, math.prod(shape) * itemsize, line())
+    size, most = math.prod(shape) * itemsize, current().target.max_shared_bytes
+    if size > most:  # refused here: the block's byte count is 32-bit, a larger one would wrap
+        raise KernelError(f"fx.shared({shape}, {dtype.name}) is {size} bytes of shared memory; a block has at most "
+                          f"{most} on this target", *user_line())
+    pointer = current().builder.shared(dtype.scalar, size, line())
     return _shared_tensor("shared", dtype, shape, pointer)
 
 
 def dynamic_shared(dtype, size):
     """The launch's `smem=` bytes, after the static arrays, as a 1-D array of
     `size` elements of `dtype` (`size` may be traced)."""
+    if not isinstance(size, Value) and not 0 <= number(size, operator.index) < 2**31:
+        raise KernelError(f"fx.dynamic_shared({dtype.name}, {size}): a size from 0 to 2**31 - 1 elements",
+                          *user_line())
     pointer = current().builder.dynamic_shared(dtype.scalar, line())
     size = convert(size, dtypes.Int32)
     return TensorValue("dynamic_shared", dtype, [pointer, size.id, constant(1, dtypes.Int32).id], contiguous=True)

@@ -261,6 +261,8 @@ def for_range(bounds, body_fn, values, names):
             index_type = dtypes.promote(index_type, bound.dtype)
         elif isinstance(bound, float):
             raise TypeError(f"line {where}: range bounds must be integers, got a float")
+        elif isinstance(bound, int) and not -(2**31) <= bound < 2**31:
+            index_type = dtypes.promote(index_type, dtypes.Int64)  # a Python bound past 32 bits: a 64-bit loop
     lower, upper, stride = (convert(b, index_type) for b in (start, stop, step))
     carried = _Leaves(values, names)
 

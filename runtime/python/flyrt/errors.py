@@ -27,6 +27,10 @@ class KernelError(Exception):
         self.lineno = lineno
 
 
+class EndlessRecursion(KernelError, RecursionError):
+    """A helper that calls itself without end while tracing (a KernelError and a RecursionError)."""
+
+
 def raise_at(error, filename, lineno):
     """Raises `error` from a frame at `filename:lineno`, so the traceback's
     last entry shows the user's line."""

@@ -6,12 +6,16 @@ and emits the launch into the launcher."""
 
 import functools
 import inspect
+import operator
 
 from . import dtypes, tensor
 from .ast_rewrite import rewrite
 from .expr import Stream, Tensor, is_constexpr
 from .tracing import active, current, interpreting, line
-from .values import Value, constant, convert
+from .errors import KernelError
+from .reads import number
+from .user_code import user_line
+from .values import Value, constant, convert, select
 
 
 class KernelFunction:
@@ -61,7 +65,8 @@ class PendingLaunch:
             name = self._trace(trace, params, signature, known_block)
         for pname in trace.kernel_stores[name]:
             self.arguments[pname].written = True  # the launcher's tensor: its artifact writes it
-        geometry = [convert(v, dtypes.Int32).id for v in (*_dim3(grid), *_dim3(block), smem)]
+        geometry = [v.id for v in launch_sizes(f"launcher {trace.launcher_name}: kernel {self.kernel.name}", grid,
+                                               block, smem)]
         trace.builder.launch(name, geometry + [_stream(stream).id], natives, where)
 
     def _classify(self):
@@ -150,12 +155,42 @@ def _stream(stream):
     if isinstance(stream, Value):
         return convert(stream, dtypes.Int64)
     if isinstance(stream, int):
+        if not 0 <= stream < 2**64:  # a driver's handle is an address
+            raise ValueError(f"stream={stream}: a stream handle is an address, from 0 to 2**64 - 1")
         return constant(stream, dtypes.Int64)
     raise TypeError(f"stream= takes None, an int handle, fx.Stream or a launcher's fx.Stream parameter, not "
                     f"{type(stream).__name__}")
 
 
 _DEFAULT_STREAM = -1  # ir::default_stream
+
+
+_LARGEST = 2**31 - 1  # a launch's sizes are 32-bit on every target
+_BEYOND_32_BITS = -(2**31)  # launch::size_beyond_32_bits: the launch refuses it, never truncates
+
+
+def launch_sizes(who, grid, block, smem):
+    """A launch's grid, block and smem= as the Int32 values its geometry
+    record holds: a Python size past 32 bits is an error now, a traced one
+    becomes a value the launch refuses (launch_status.cpp), never a
+    truncated size (grid=(1 << 40,) once launched nothing)."""
+    named = [f"grid size {axis}" for axis in "xyz"] + [f"block size {axis}" for axis in "xyz"] + ["smem"]
+    return [_launch_size(who, what, value)
+            for what, value in zip(named, (*_dim3(grid), *_dim3(block), smem))]
+
+
+def _launch_size(who, what, value):
+    if not isinstance(value, Value):
+        size = number(value, operator.index)
+        if not -_LARGEST <= size <= _LARGEST:
+            raise KernelError(f"{who}: {what} = {size} does not fit in 32 bits (a launch takes at most "
+                              f"{_LARGEST})", *user_line())
+        return constant(size, dtypes.Int32)
+    if value.dtype.is_integer and (value.dtype.bits > 32 or (value.dtype.bits == 32 and value.dtype.is_unsigned)):
+        wide = convert(value, dtypes.Int64) if not value.dtype.is_unsigned or value.dtype.bits < 64 else value
+        outside = select(wide > _LARGEST, True, wide < -_LARGEST)
+        return convert(select(outside, _BEYOND_32_BITS, wide), dtypes.Int32)
+    return convert(value, dtypes.Int32)
 
 
 def _dim3(value):

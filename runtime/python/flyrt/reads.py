@@ -30,8 +30,9 @@ from . import state
 from .ast_rewrite import traceable
 from .attribute_lookup import GETTER, defining_class, lookup
 from .dependencies import MISSING
+from .errors import EndlessRecursion
 from .tracing import active
-from .user_code import is_user_class, is_user_function
+from .user_code import is_user_class, is_user_function, user_line
 
 _PLAIN = frozenset({int, float, bool, type(None), str})
 
@@ -139,9 +140,9 @@ def call(texts, fn, *args, **kwargs):
     if kind is types.MethodType and type(fn.__func__) is types.FunctionType and is_user_function(fn.__func__):
         args = (fn.__self__,) + args  # a method of the user's: traced like any helper
         fn, kind = fn.__func__, types.FunctionType
-    if kind is types.FunctionType and is_user_function(fn):
-        return traceable(fn)(*args, **kwargs)
     trace = active()
+    if kind is types.FunctionType and is_user_function(fn):
+        return _helper(trace, fn, args, kwargs) if trace is not None else traceable(fn)(*args, **kwargs)
     if trace is None:
         return fn(*args, **kwargs)
     recorder = trace.recorder
@@ -164,6 +165,23 @@ def call(texts, fn, *args, **kwargs):
 
 
 _PLAIN_CALLABLES = frozenset({types.FunctionType, types.MethodType, types.BuiltinFunctionType, type})
+
+
+def _helper(trace, fn, args, kwargs):
+    """A helper of the user's traced: inlined, so a call that never stops
+    nesting is the user's error, named at the outermost of its calls."""
+    depth = trace.nesting.get(fn, 0)
+    trace.nesting[fn] = depth + 1
+    try:
+        return traceable(fn)(*args, **kwargs)
+    except RecursionError as error:
+        if depth > 0 or isinstance(error, EndlessRecursion):
+            raise
+        raise EndlessRecursion(
+            f"{fn.__qualname__} calls itself without end while tracing: flyrt inlines every call it traces, so "
+            "a recursion must stop on Python values (a depth, a size), not on traced ones", *user_line()) from None
+    finally:
+        trace.nesting[fn] = depth
 
 
 def _traced(function, *args, **kwargs):

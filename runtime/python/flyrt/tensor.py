@@ -1,10 +1,11 @@
 """Tensors inside a trace: a data pointer, shape and strides (in elements),
 all runtime values; element access loads and stores through the strides.
 
-With bounds checks on (FLYDSL_DEBUG_BOUNDS=1, flyrt.set_bounds_checks(True),
-the xflydsl kernel's default) every access is checked against the shape; an
-access out of bounds is skipped and the launch raises IndexError naming the
-tensor, the index and the Python line. Checks the compiler proves cost nothing."""
+With bounds checks on (the default in every process; FLYDSL_DEBUG_BOUNDS=0 or
+flyrt.set_bounds_checks(False) is the fast mode) every access is checked
+against the shape; an access out of bounds is skipped and the launch raises
+IndexError naming the tensor, the index and the Python line. Checks the
+compiler proves cost nothing."""
 
 from . import _core, dtypes
 from .errors import source_line

@@ -16,6 +16,7 @@ class Trace:
     eager = False  # interpret.launch.Interpretation: ops computed at once, no IR
 
     def __init__(self, name, target):
+        self.launcher_name = name
         self.module = _core.Module(name)
         self.target = target  # a _core.Target: what the kernels run on
         self.builders = []  # function builders, innermost last
@@ -24,6 +25,7 @@ class Trace:
         self.names = set()
         self.files = {}  # id(builder) -> file its ops currently come from
         self.recorder = Recorder()  # what the traced code reads and runs
+        self.nesting = {}  # helper -> how many calls of it are running (reads.call)
 
     def unique_name(self, base):
         name, n = base, 1

@@ -316,8 +316,14 @@ def _operands(a, b):
 
 
 def _meet_python(dtype, value):
-    """A Python scalar adopts the traced type, unless it needs a float."""
+    """A Python scalar adopts the traced type, unless it needs a float; an
+    int too wide for the traced integer type is an error, never wrapped
+    (a bit pattern of the type's width passes: `x & 0xFFFFFFFF`)."""
     if isinstance(value, (bool, int)):
+        if dtype.is_integer and not isinstance(value, bool) and not (
+                -(1 << (dtype.bits - 1)) <= value < (1 << dtype.bits)):
+            raise OverflowError(f"{value} does not fit in the traced {dtype.name} it meets: convert that value first "
+                                "(.to(fx.Int64))")
         return dtype
     if isinstance(value, float):
         return dtype if dtype.is_float else dtypes.Float32

@@ -162,8 +162,17 @@ bool bounds_checks()
     {
         return choice != 0;
     }
+    // On unless the variable says off ("0", "off", "false", "no"): an index
+    // out of bounds is an IndexError at its line in every process, scripts
+    // and pytest too, as Julia checks bounds unless told not to.
     const char* bounds = std::getenv("FLYDSL_DEBUG_BOUNDS");
-    return bounds != nullptr && bounds[0] != '\0' && bounds[0] != '0';
+    if (bounds == nullptr)
+    {
+        return true;
+    }
+    const std::string said(bounds);
+    return !(said == "0" || said == "off" || said == "false" || said == "no" || said == "OFF" ||
+             said == "False");
 }
 
 void set_default_target(target_choice choice)
@@ -484,15 +493,17 @@ void dispatcher::describe_scalar(std::size_t index, PyObject* value, call_state&
         {
             throw py::type_error("argument '" + p.name + "' is an integer parameter; got a float");
         }
-        const long long v = PyLong_AsLongLong(value);
+        int overflow = 0;
+        const long long v = PyLong_AsLongLongAndOverflow(value, &overflow);
         if (v == -1 && PyErr_Occurred())
         {
             throw py::error_already_set();
         }
-        if (cls == scalar_class::int32 && (v < INT32_MIN || v > INT32_MAX))
+        const bool int32 = cls == scalar_class::int32;
+        if (overflow != 0 || (int32 && (v < INT32_MIN || v > INT32_MAX)))
         {
-            throw py::value_error("argument '" + p.name + "' = " + std::to_string(v) +
-                                  " does not fit in Int32");
+            throw py::value_error("argument '" + p.name + "' = " + py::str(value).cast<std::string>() +
+                                  " does not fit in " + (int32 ? "Int32" : "Int64"));
         }
         slot = static_cast<std::uint64_t>(v);
         break;

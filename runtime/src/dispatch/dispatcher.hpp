@@ -67,8 +67,9 @@ void set_default_target(target_choice choice);
 target_choice default_target();
 
 // Whether kernels compile with bounds checks: this process's choice (1 on,
-// 0 off), or with -1 (the start) what FLYDSL_DEBUG_BOUNDS says, read on
-// every call since the user may flip it between calls. Part of the key.
+// 0 off), or with -1 (the start) what FLYDSL_DEBUG_BOUNDS says (on when it
+// is unset), read on every call since the user may flip it between calls.
+// Part of the key.
 void set_bounds_checks(int choice);
 bool bounds_checks();
 

@@ -24,9 +24,13 @@ bool compile_only()
 compiled_only_kernel::compiled_only_kernel(const jit::device_image& image,
                                            int max_threads,
                                            std::int64_t max_shared_bytes)
-    : m_known_block(image.known_block), m_max_threads(static_cast<std::uint64_t>(max_threads)),
-      m_max_shared_bytes(static_cast<std::uint64_t>(max_shared_bytes))
+    : m_known_block(image.known_block)
 {
+    const auto threads = static_cast<std::uint64_t>(max_threads);
+    m_limits = {{0x7FFFFFFF, 0x7FFFFFFF, 0x7FFFFFFF},
+                {threads, threads, threads},
+                threads,
+                static_cast<std::uint64_t>(max_shared_bytes)};
     m_resources.kernel = image.kernel;
     m_resources.device = -1; // loaded on no device
     m_resources.image_bytes = static_cast<std::int64_t>(image.code.size());
@@ -34,8 +38,8 @@ compiled_only_kernel::compiled_only_kernel(const jit::device_image& image,
 
 std::int32_t compiled_only_kernel::launch(const std::uint64_t*, const geometry& g, std::int64_t)
 {
-    const std::string problem = geometry_problem(
-        g, m_known_block[0] > 0 ? m_known_block.data() : nullptr, m_max_threads, m_max_shared_bytes);
+    const std::string problem =
+        geometry_problem(g, m_known_block[0] > 0 ? m_known_block.data() : nullptr, m_limits);
     return problem.empty() ? 0 : fail("kernel " + m_resources.kernel + ": " + problem + " on this target");
 }
 

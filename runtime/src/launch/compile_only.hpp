@@ -27,8 +27,7 @@ public:
 
 private:
     std::array<std::int32_t, 3> m_known_block;
-    std::uint64_t m_max_threads;
-    std::uint64_t m_max_shared_bytes;
+    launch_limits m_limits;
     kernel_resources m_resources;
 };
 

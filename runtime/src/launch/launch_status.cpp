@@ -46,20 +46,56 @@ std::string dim3_text(const std::uint32_t* sizes)
            std::to_string(static_cast<std::int32_t>(sizes[2])) + ")";
 }
 
-std::string geometry_problem(const geometry& g,
-                             const std::int32_t* known_block,
-                             std::uint64_t max_threads,
-                             std::uint64_t max_shared_bytes)
+launch_limits cpu_limits()
+{
+    constexpr std::uint64_t any = 0x7FFFFFFF;
+    return {{any, any, any}, {1024, 1024, 1024}, 1024, 64 * 1024};
+}
+
+namespace
+{
+
+// Why one dimension of a grid or block cannot launch; empty when it can.
+std::string size_problem(const char* what, int d, std::uint32_t size, std::uint64_t limit)
+{
+    const std::string named = std::string(what) + " size " + "xyz"[d];
+    if (size == size_beyond_32_bits)
+    {
+        return named + " does not fit in 32 bits (a launch takes at most " + std::to_string(limit) + ")";
+    }
+    if (size > limit)
+    {
+        return named + " = " + std::to_string(size) + " exceeds the limit of " + std::to_string(limit);
+    }
+    return {};
+}
+
+} // namespace
+
+std::string geometry_problem(const geometry& g, const std::int32_t* known_block, const launch_limits& limits)
 {
     std::uint64_t threads = 1;
     for (int d = 0; d < 3; ++d)
     {
-        if (static_cast<std::int32_t>(g.grid[d]) < 0 || static_cast<std::int32_t>(g.block[d]) < 1)
+        if (g.grid[d] != size_beyond_32_bits && g.block[d] != size_beyond_32_bits &&
+            (static_cast<std::int32_t>(g.grid[d]) < 0 || static_cast<std::int32_t>(g.block[d]) < 1))
         {
             return "launch with grid " + dim3_text(g.grid) + " and block " + dim3_text(g.block) +
                    ": grid sizes must be >= 0 and block sizes >= 1";
         }
+        for (const std::string& problem : {size_problem("grid", d, g.grid[d], limits.grid[d]),
+                                           size_problem("block", d, g.block[d], limits.block[d])})
+        {
+            if (!problem.empty())
+            {
+                return problem;
+            }
+        }
         threads *= g.block[d];
+    }
+    if (g.smem_bytes == size_beyond_32_bits)
+    {
+        return "smem= does not fit in 32 bits";
     }
     if (known_block != nullptr && (static_cast<std::int32_t>(g.block[0]) != known_block[0] ||
                                    static_cast<std::int32_t>(g.block[1]) != known_block[1] ||
@@ -71,17 +107,17 @@ std::string geometry_problem(const geometry& g,
         return "the kernel was compiled for known_block_size=" + dim3_text(known) +
                " but is launched with block=" + dim3_text(g.block);
     }
-    if (threads > max_threads)
+    if (threads > limits.threads)
     {
         return "a block of " + std::to_string(threads) + " threads exceeds the limit of " +
-               std::to_string(max_threads);
+               std::to_string(limits.threads);
     }
     const std::uint64_t shared = static_cast<std::uint64_t>(g.static_shared_bytes) + g.smem_bytes;
-    if (shared > max_shared_bytes)
+    if (shared > limits.shared_bytes)
     {
         return "shared memory of " + std::to_string(g.static_shared_bytes) + " bytes (static) + " +
                std::to_string(g.smem_bytes) + " bytes (smem=) exceeds the " +
-               std::to_string(max_shared_bytes) + " bytes a block has";
+               std::to_string(limits.shared_bytes) + " bytes a block has";
     }
     return {};
 }

@@ -33,15 +33,29 @@ std::int32_t fail(std::string message, std::int32_t status = status_failed);
 // A report's message with each `{}` replaced by the next of `values`.
 std::string format_report(const std::string& message, std::int32_t count, const std::int64_t* values);
 
+// A size past 32 bits reaches the geometry record as this (the launch op
+// narrows its 64-bit operands so, kernel.py): refused, never truncated.
+inline constexpr std::uint32_t size_beyond_32_bits = 0x80000000u;
+
+// What a target launches: the largest grid and block in each dimension, and
+// the threads and shared memory of one block.
+struct launch_limits
+{
+    std::uint64_t grid[3];
+    std::uint64_t block[3];
+    std::uint64_t threads;
+    std::uint64_t shared_bytes;
+};
+
+// What the CPU launcher takes: any 32-bit grid, a GPU's block limits (so
+// that kernels port).
+launch_limits cpu_limits();
+
 // "(gx, gy, gz)" of three sizes, as a launch's error messages show them.
 std::string dim3_text(const std::uint32_t* sizes);
 
 // Why `g` cannot launch a kernel compiled for `known_block` (three sizes, or
-// null: any) where a block holds at most `max_threads` threads and
-// `max_shared_bytes` of shared memory; empty when it can.
-std::string geometry_problem(const geometry& g,
-                             const std::int32_t* known_block,
-                             std::uint64_t max_threads,
-                             std::uint64_t max_shared_bytes);
+// null: any) within `limits`; empty when it can.
+std::string geometry_problem(const geometry& g, const std::int32_t* known_block, const launch_limits& limits);
 
 } // namespace flyrt::launch

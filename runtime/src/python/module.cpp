@@ -608,7 +608,8 @@ PYBIND11_MODULE(_core, m)
         "The target launchers without their own run on (-1: by their tensors).");
     m.def("set_bounds_checks",
           &dispatch::set_bounds_checks,
-          "This process's choice of bounds checks: 1 on, 0 off, -1 as FLYDSL_DEBUG_BOUNDS says.");
+          "This process's choice of bounds checks: 1 on, 0 off, -1 as FLYDSL_DEBUG_BOUNDS says (on when "
+          "unset).");
     m.def("bounds_checks", &dispatch::bounds_checks, "Whether kernels compiled now check bounds.");
     m.def(
         "register_torch_dtypes",
@@ -621,9 +622,7 @@ PYBIND11_MODULE(_core, m)
         [](const std::array<std::int32_t, 3>& grid,
            const std::array<std::int32_t, 3>& block,
            std::int32_t smem,
-           const std::array<std::int32_t, 3>& known_block,
-           std::uint64_t max_threads,
-           std::uint64_t max_shared_bytes)
+           const std::array<std::int32_t, 3>& known_block)
         {
             launch::geometry g{};
             for (int d = 0; d < 3; ++d)
@@ -633,16 +632,13 @@ PYBIND11_MODULE(_core, m)
             }
             g.smem_bytes = static_cast<std::uint32_t>(smem);
             const bool known = known_block[0] > 0;
-            return launch::geometry_problem(
-                g, known ? known_block.data() : nullptr, max_threads, max_shared_bytes);
+            return launch::geometry_problem(g, known ? known_block.data() : nullptr, launch::cpu_limits());
         },
         py::arg("grid"),
         py::arg("block"),
         py::arg("smem"),
         py::arg("known_block"),
-        py::arg("max_threads"),
-        py::arg("max_shared_bytes"),
-        "Why a launch of this geometry is refused, in the launchers' words (\"\" when it is not).");
+        "Why the CPU launcher refuses a launch of this geometry, in its words (\"\" when it does not).");
     m.def("hip_problem", &launch::hip::problem, "Why HIP cannot launch here (\"\" when it can).");
     m.def("set_compile_only", &launch::set_compile_only);
     m.def(

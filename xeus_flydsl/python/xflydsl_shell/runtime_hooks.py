@@ -10,17 +10,12 @@ here: the next call does.
 
 FLYDSL_INTERPRET is read again before each cell (``%env`` changes it).
 
-Bounds checks are on in the kernel (unless FLYDSL_DEBUG_BOUNDS says
-otherwise): an out-of-bounds index is an IndexError naming the tensor, the
-index and the line, and the user's variables survive it.
-
 When the real FlyDSL is installed, flyrt's adapter guards its JitFunctions
 too, from the moment the user's code imports it (the kernel itself does not
 import it: that would cost start-up time for notebooks that never use it).
 """
 
 import importlib.util
-import os
 import sys
 
 from . import import_hooks
@@ -62,17 +57,9 @@ def after_cell(code, succeeded):
         _report(invalidation, recompiled=invalidation.drain_recompiles())
 
 
-def _check_bounds(flyrt):
-    # A notebook is where indices go wrong: an access out of bounds is an
-    # IndexError at its line, not a dead kernel (`%flydsl bounds off`: fast mode).
-    flyrt.set_bounds_checks(True)
-
-
 def install(hooks):
     hooks.register_before_cell(before_cell)
     hooks.register_after_cell(after_cell)
-    if "FLYDSL_DEBUG_BOUNDS" not in os.environ:  # the user's explicit choice stands
-        import_hooks.after_import("flyrt", _check_bounds)
     if importlib.util.find_spec("flydsl") is not None:
         import_hooks.after_import("flydsl.compiler.jit_function", _guard_flydsl)
 

@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import _core, block, dtypes, specialization, targets, tensor
 from ..drivers import cpu as cpu_driver
-from ..kernel import _dim3
+from ..kernel import launch_sizes
 from ..tracing import active, tracing
 from ..values import Value, convert
 from .block_threads import BlockRunner
@@ -86,11 +86,11 @@ def run_kernel(pending, grid, block_size, smem):
                            "@flyc.jit launcher's host code")
     params, natives, _ = pending._classify()
     arguments = pending.kernel_arguments(params, natives)
-    sizes = [int(convert(v, dtypes.Int32).id) for v in (*_dim3(grid), *_dim3(block_size), smem)]
+    who = f"launcher {context.launcher_name}: kernel {pending.kernel.name}"
+    sizes = [int(v.id) for v in launch_sizes(who, grid, block_size, smem)]
     grid, block_dim, smem = tuple(sizes[:3]), tuple(sizes[3:6]), sizes[6]
-    target = context.target  # the CPU's limits, checked as the CPU launch checks them
-    problem = _core.geometry_problem(grid, block_dim, smem, pending.kernel.known_block_size,
-                                     target.max_threads_per_block, target.max_shared_bytes)
+    # the CPU's limits, checked as the CPU launch checks them
+    problem = _core.geometry_problem(grid, block_dim, smem, pending.kernel.known_block_size)
     if problem:
         raise RuntimeError(f"launcher {context.launcher_name}: {problem}")
     function, name = pending.kernel.fn, context.launcher_name

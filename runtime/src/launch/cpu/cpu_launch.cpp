@@ -26,8 +26,6 @@ std::string g_report;
 // measured to take longer than this in all (block_cost.hpp).
 constexpr std::uint64_t inline_threshold = 1u << 15;
 constexpr std::uint64_t pool_worthwhile_ns = 50'000;
-constexpr std::uint32_t max_threads_per_block = 1024;
-constexpr std::uint32_t max_shared_bytes = 64 * 1024;
 
 // A block's shared memory: the kernel's static arrays, then `smem=`.
 std::size_t shared_bytes(const geometry& g)
@@ -253,8 +251,8 @@ extern "C" std::int32_t flyrt_cpu_launch(flyrt::launch::blocks_function fn,
                                          const std::int32_t* known_block_size)
 {
     using namespace flyrt::launch;
-    const std::string problem =
-        geometry_problem(*g, known_block_size, max_threads_per_block, max_shared_bytes);
+    static const launch_limits limits = cpu_limits();
+    const std::string problem = geometry_problem(*g, known_block_size, limits);
     if (!problem.empty())
     {
         return fail(problem); // the limits GPUs have, so that kernels port

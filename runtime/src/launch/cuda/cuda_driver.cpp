@@ -155,6 +155,11 @@ device_info device(int ordinal)
     info.minor = attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
     info.multiprocessors = attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
     info.max_threads_per_block = attribute(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+    for (int d = 0; d < 3; ++d)
+    {
+        info.max_block[d] = attribute(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X + d);
+        info.max_grid[d] = attribute(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X + d);
+    }
     info.max_shared_per_block = attribute(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
     info.l2_bytes = attribute(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE);
     return info;

@@ -21,6 +21,8 @@ using CUstream = struct CUstream_st*;
 
 inline constexpr CUresult CUDA_SUCCESS = 0;
 inline constexpr int CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 1;
+inline constexpr int CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X = 2; // then Y, Z
+inline constexpr int CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X = 5;  // then Y, Z
 inline constexpr int CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16;
 inline constexpr int CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE = 38;
 inline constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75;
@@ -92,6 +94,8 @@ struct device_info
     int minor = 0;
     int multiprocessors = 0;
     int max_threads_per_block = 0;
+    int max_block[3] = {0, 0, 0}; // per dimension
+    int max_grid[3] = {0, 0, 0};
     std::int64_t max_shared_per_block = 0; // opt-in maximum
     std::int64_t l2_bytes = 0;
 };

@@ -46,8 +46,13 @@ cuda_kernel::cuda_kernel(const jit::device_image& image, int ordinal)
     const driver_api& api = driver();
     m_context = use_device(ordinal);
     const device_info info = cuda::device(ordinal);
-    m_max_shared = info.max_shared_per_block;
-    m_max_threads = info.max_threads_per_block;
+    m_limits.threads = static_cast<std::uint64_t>(info.max_threads_per_block);
+    m_limits.shared_bytes = static_cast<std::uint64_t>(info.max_shared_per_block);
+    for (int d = 0; d < 3; ++d)
+    {
+        m_limits.grid[d] = static_cast<std::uint64_t>(info.max_grid[d]);
+        m_limits.block[d] = static_cast<std::uint64_t>(info.max_block[d]);
+    }
     std::vector<char> errors(16384, '\0');
     int options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
     void* values[] = {errors.data(), reinterpret_cast<void*>(errors.size())};
@@ -100,10 +105,8 @@ std::int32_t cuda_kernel::launch(const std::uint64_t* slots, const geometry& g, 
 {
     const driver_api& api = driver();
     const std::uint32_t shared = g.static_shared_bytes + g.smem_bytes;
-    const std::string problem = geometry_problem(g,
-                                                 m_known_block[0] > 0 ? m_known_block.data() : nullptr,
-                                                 static_cast<std::uint64_t>(m_max_threads),
-                                                 static_cast<std::uint64_t>(m_max_shared));
+    const std::string problem =
+        geometry_problem(g, m_known_block[0] > 0 ? m_known_block.data() : nullptr, m_limits);
     if (!problem.empty())
     {
         return fail("kernel " + m_name + ": " + problem + " on this GPU");

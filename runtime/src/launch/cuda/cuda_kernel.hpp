@@ -43,8 +43,7 @@ private:
     CUdeviceptr m_report = 0; // the module's report record, if it reports
     std::size_t m_report_bytes = 0;
     int m_dynamic_shared_limit = 48 * 1024; // what the function is allowed now
-    std::int64_t m_max_shared = 0;          // what the device allows
-    int m_max_threads = 1024;
+    launch_limits m_limits{};               // what the device allows
     kernel_resources m_resources;
 };
 

@@ -13,8 +13,9 @@ namespace
 {
 
 // What AMD GPUs allow a block (a workgroup): threads, and LDS bytes.
-constexpr std::uint64_t max_threads = 1024;
-constexpr std::uint64_t max_shared = 64 * 1024;
+// AMD's usual limits (gfx9): 1024 threads and 64 KiB of LDS a block.
+constexpr launch_limits amd_limits = {
+    {0x7FFFFFFF, 0x7FFFFFFF, 0x7FFFFFFF}, {1024, 1024, 1024}, 1024, 64 * 1024};
 // HIP's limit on a kernel's explicit arguments: 4 KiB.
 constexpr std::size_t max_argument_bytes = 4096;
 
@@ -101,7 +102,7 @@ std::uint32_t hip_kernel::dynamic_shared_bytes(const geometry& g) const
 std::int32_t hip_kernel::launch(const std::uint64_t* slots, const geometry& g, std::int64_t stream)
 {
     const std::string problem =
-        geometry_problem(g, m_known_block[0] > 0 ? m_known_block.data() : nullptr, max_threads, max_shared);
+        geometry_problem(g, m_known_block[0] > 0 ? m_known_block.data() : nullptr, amd_limits);
     if (!problem.empty())
     {
         return fail("kernel " + m_name + ": " + problem + " on this GPU");
