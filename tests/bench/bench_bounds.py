@@ -81,7 +81,7 @@ def gpu_cases():
     def synced(call):
         def run():
             call()
-            torch.cuda.synchronize()
+            flyrt.synchronize()  # the GPU's work, and a checked launch's report read
         return run
     return [
         ("vector_add 16M", synced(lambda: vector_add(a, b, c, n))),

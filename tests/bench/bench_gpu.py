@@ -39,6 +39,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT / "notebooks"), str(ROOT / "tests" / "bench"), str(ROOT / "tests" / "bench" / "gpu"),
                 str(ROOT / "tests" / "gpu")]
 
+import flyrt  # noqa: E402
 import flyrt.compiler as flyc  # noqa: E402
 import flyrt.expr as fx  # noqa: E402
 import kernels.pa_decode_fp8 as pa  # noqa: E402
@@ -47,7 +48,7 @@ from kernels.devices import on  # noqa: E402
 from kernels.pa_reference import check, make_case  # noqa: E402
 from kernels.vector_add import vector_add  # noqa: E402
 from torch_paged_kv import paged_kv  # noqa: E402
-from timing import mode_line  # noqa: E402
+from timing import bounds_checks, mode_line  # noqa: E402
 
 CALLS = 20_000
 
@@ -108,6 +109,8 @@ def launch_overhead():
     n = 16
     a, b, c = (torch.rand(n, device="cuda") for _ in range(3))
     flyrt_us = host_per_call(lambda: vector_add(a, b, c, n))
+    with bounds_checks(False):
+        fast_us = host_per_call(lambda: vector_add(a, b, c, n))
     stream = torch.cuda.current_stream().cuda_stream
     explicit_us = host_per_call(lambda: vector_add(a, b, c, n, stream))
     no_tensors_us = host_per_call(lambda: fill_kernel_only(n))
@@ -118,7 +121,8 @@ def launch_overhead():
     triton_us = host_per_call(lambda: triton_add(a, b, c, n))
     torch_us = host_per_call(lambda: torch.add(a, b, out=c))
     print("cache-hit launch, vector add of 16 elements (3 tensors + n), host us per call:")
-    for name, us in (("flyrt", flyrt_us), ("flyrt, stream passed as an int", explicit_us),
+    for name, us in (("flyrt", flyrt_us), ("flyrt, fast mode (checks off)", fast_us),
+                     ("flyrt, stream passed as an int", explicit_us),
                      ("flyrt, a launcher of no tensors", no_tensors_us),
                      ("(torch's current stream, from Python)", raw_stream_us),
                      ("cuLaunchKernel from C++ (same PTX)", raw_us),
@@ -244,9 +248,14 @@ def pa_decode(copy):
             ok, max_diff, _ = check(host(out.float()), reference)
             assert ok, f"PA decode is wrong on the GPU: {label}: max diff {max_diff}"
             rows = []
+            with bounds_checks(True):  # the default: reports read at synchronize, after the replays
+                runs = [pa.pa_decode_ps_prepare(**c)[0] for c in cases]
+                rows.append((graph_time(runs), "flyrt, checks on, pages/work auto"))
+                flyrt.synchronize()
             for pages_per_work in (None, 2, 4, 8, 16, 32):
-                runs = [pa.pa_decode_ps_prepare(**c, pages_per_work=pages_per_work)[0] for c in cases]
-                rows.append((graph_time(runs), f"flyrt, pages/work {pages_per_work or 'auto'}"))
+                with bounds_checks(False):
+                    runs = [pa.pa_decode_ps_prepare(**c, pages_per_work=pages_per_work)[0] for c in cases]
+                    rows.append((graph_time(runs), f"flyrt, fast mode, pages/work {pages_per_work or 'auto'}"))
             if fmt == "e4m3fn" and not per_token:
                 peer = [TritonPADecode(**{k: c[k] for k in ("query", "key_cache", "value_cache", "block_tables",
                                                               "context_lengths", "k_scale", "v_scale")})

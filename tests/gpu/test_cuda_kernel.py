@@ -115,7 +115,8 @@ def test_a_restart_releases_the_device(kernel):
 def test_an_out_of_bounds_store_on_the_gpu_is_an_index_error_and_the_kernel_lives(kernel):
     text(kernel, SETUP)
     text(kernel, FAR_STORE + "y = torch.zeros(64, device='cuda')")  # bounds checks: the kernel's default
-    reply, _ = kernel.execute("copy_at(x, y, 200000000)", timeout=120)  # unchecked: 800 MB past `y`
+    # unchecked: 800 MB past `y`; checked launches are asynchronous, their report read at the next wait
+    reply, _ = kernel.execute("copy_at(x, y, 200000000); flyrt.synchronize()", timeout=120)
     assert reply["status"] == "error" and reply["ename"] == "IndexError", reply
     assert "index (200000000) is out of bounds for tensor 'y' of shape (64)" in reply["evalue"]
     # `y[i + offset] = x[i]`, line 7 of its cell, named as IPython's traceback names the cell

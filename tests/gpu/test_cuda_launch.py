@@ -127,17 +127,73 @@ def test_out_of_bounds_reports_name_the_tensor_and_line(monkeypatch):
     def shifted(x: fx.Tensor, y: fx.Tensor):
         _shifted(x, y).launch(grid=(4,), block=(256,))
 
-    monkeypatch.setenv("FLYDSL_DEBUG_BOUNDS", "1")
+    monkeypatch.delenv("FLYDSL_DEBUG_BOUNDS", raising=False)  # checks on: the default
     x, y = torch.ones(1024, device="cuda"), torch.zeros(1024, device="cuda")
+    shifted(x, y)  # asynchronous: the launch returns, its report is read at the next synchronization
     with pytest.raises(IndexError) as info:
-        shifted(x, y)
+        flyrt.synchronize()
     message = str(info.value)
     assert "out of bounds for tensor 'y' of shape (1024)" in message
     assert f"{os.path.basename(__file__)}:" in message and "y[i + 100]" not in message
     assert (y[100:] == 1).all() and (y[:100] == 0).all()  # the access was skipped, the rest written
-    monkeypatch.delenv("FLYDSL_DEBUG_BOUNDS")
+    flyrt.synchronize()  # read once: nothing more to say
+    shifted(x, y)
+    torch.cuda.synchronize()  # torch's wait reads no report: the next launch of the kernel says it
+    with pytest.raises(IndexError, match=r"an earlier launch of kernel _shifted: index .* out of bounds"):
+        shifted(x, y)
+    monkeypatch.setenv("FLYDSL_DEBUG_BOUNDS", "0")
     y.zero_()
     shifted(x, torch.zeros(2048, device="cuda"))  # a fresh specialization without checks runs
+    flyrt.synchronize()
+
+
+def test_a_checked_launch_does_not_wait_for_its_kernel(monkeypatch):
+    """The report of a checked launch is copied back on its stream and read
+    later: a launch returns while its kernel runs, so checks do not serialize
+    the host with the GPU (a long kernel is still running when the call returns)."""
+    @flyc.kernel
+    def _spin(x: fx.Tensor, n: fx.Int32):
+        total = fx.Float32(0.0)
+        for k in range(n):
+            total = total + x[(k * 7) % x.shape[0]]
+        x[0] = total
+
+    @flyc.jit
+    def spin(x: fx.Tensor, n: fx.Int32):
+        _spin(x, n).launch(block=(1,))
+
+    monkeypatch.delenv("FLYDSL_DEBUG_BOUNDS", raising=False)
+    x = torch.ones(1024, device="cuda")
+    spin(x, 1)
+    flyrt.synchronize()
+    done = torch.cuda.Event()
+    spin(x, 20_000_000)  # about a second of one thread's loads
+    done.record()
+    assert not done.query(), "the checked launch waited for its kernel"
+    flyrt.synchronize()
+    assert done.query()
+
+
+def test_a_checked_launch_in_a_cuda_graph_reports_at_synchronize(monkeypatch):
+    @flyc.kernel
+    def _store(y: fx.Tensor, at: fx.Int32):
+        y[at] = 1.0
+
+    @flyc.jit
+    def store(y: fx.Tensor, at: fx.Int32):
+        _store(y, at).launch(block=(1,))
+
+    monkeypatch.delenv("FLYDSL_DEBUG_BOUNDS", raising=False)
+    y = torch.zeros(4, device="cuda")
+    store(y, 0)  # compiled and loaded outside the capture
+    flyrt.synchronize()
+    stream = torch.cuda.Stream()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.stream(stream), torch.cuda.graph(graph, stream=stream):
+        store(y, 9)  # out of bounds in every replay
+    graph.replay()
+    with pytest.raises(IndexError, match=r"index \(9\) is out of bounds for tensor 'y' of shape \(4\)"):
+        flyrt.synchronize()
 
 
 def test_interpreter_mode_refuses_a_cuda_tensor_and_runs_its_host_copy():

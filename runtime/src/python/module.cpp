@@ -249,6 +249,24 @@ void cuda_synchronize(int ordinal, const py::object& stream)
     {
         throw py::error_already_set();
     }
+    // What checked launches reported, without waiting for them then (report_channel.hpp).
+    const std::int32_t reported = launch::cuda::report_channel::take_all(ordinal, &python_interrupted);
+    if (reported == launch::status_interrupted)
+    {
+        if (PyErr_Occurred() == nullptr)
+        {
+            PyErr_SetNone(PyExc_KeyboardInterrupt);
+        }
+        throw py::error_already_set();
+    }
+    if (reported == launch::status_reported)
+    {
+        throw py::index_error(launch::last_error());
+    }
+    if (reported != 0)
+    {
+        throw std::runtime_error(launch::last_error());
+    }
 }
 
 } // namespace

@@ -46,6 +46,14 @@ struct loaded_driver
                               bind(library, api.cuStreamSynchronize, "cuStreamSynchronize") &&
                               bind(library, api.cuStreamQuery, "cuStreamQuery") &&
                               bind(library, api.cuMemcpyDtoH, "cuMemcpyDtoH_v2") &&
+                              bind(library, api.cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2") &&
+                              bind(library, api.cuMemAllocHost, "cuMemAllocHost_v2") &&
+                              bind(library, api.cuMemFreeHost, "cuMemFreeHost") &&
+                              bind(library, api.cuEventCreate, "cuEventCreate") &&
+                              bind(library, api.cuEventDestroy, "cuEventDestroy_v2") &&
+                              bind(library, api.cuEventRecord, "cuEventRecord") &&
+                              bind(library, api.cuEventQuery, "cuEventQuery") &&
+                              bind(library, api.cuStreamIsCapturing, "cuStreamIsCapturing") &&
                               bind(library, api.cuMemsetD8, "cuMemsetD8_v2") &&
                               bind(library, api.cuMemGetInfo, "cuMemGetInfo_v2") &&
                               bind(library, api.cuGetErrorName, "cuGetErrorName") &&
@@ -207,6 +215,20 @@ CUresult wait(CUstream stream, bool (*interrupted)())
         [&]
         {
             state = api.cuStreamQuery(stream);
+            return state != CUDA_ERROR_NOT_READY;
+        },
+        interrupted);
+    return finished ? state : CUDA_ERROR_NOT_READY;
+}
+
+CUresult wait(CUevent event, bool (*interrupted)())
+{
+    const driver_api& api = driver();
+    CUresult state = CUDA_SUCCESS;
+    const bool finished = poll_until(
+        [&]
+        {
+            state = api.cuEventQuery(event);
             return state != CUDA_ERROR_NOT_READY;
         },
         interrupted);

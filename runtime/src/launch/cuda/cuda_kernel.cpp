@@ -65,14 +65,33 @@ cuda_kernel::cuda_kernel(const jit::device_image& image, int ordinal)
                                  (errors[0] != '\0' ? "\n" + std::string(errors.data()) : std::string()));
     }
     CUresult found = api.cuModuleGetFunction(&m_function, m_module, m_name.c_str());
+    CUdeviceptr record = 0;
+    std::size_t record_bytes = 0;
     if (found == CUDA_SUCCESS && !m_reports.empty())
     {
-        found = api.cuModuleGetGlobal(&m_report, &m_report_bytes, m_module, codegen::report_global);
+        found = api.cuModuleGetGlobal(&record, &record_bytes, m_module, codegen::report_global);
     }
     if (found != CUDA_SUCCESS)
     {
         api.cuModuleUnload(m_module);
         throw std::runtime_error("kernel " + m_name + " is missing from its own PTX: " + error_text(found));
+    }
+    if (record != 0)
+    {
+        if (record_bytes != sizeof(report_record))
+        {
+            api.cuModuleUnload(m_module);
+            throw std::runtime_error("kernel " + m_name + ": its report record has an unexpected size");
+        }
+        try
+        {
+            m_reported = report_channel::open(m_name, ordinal, record, m_reports);
+        }
+        catch (...)
+        {
+            api.cuModuleUnload(m_module);
+            throw;
+        }
     }
     api.cuMemGetInfo(&free_after, &total);
     m_resources.kernel = m_name;
@@ -97,6 +116,11 @@ cuda_kernel::~cuda_kernel()
     CUcontext current = nullptr;
     api.cuCtxGetCurrent(&current);
     api.cuCtxSetCurrent(m_context);
+    if (m_reported != nullptr)
+    {
+        m_reported->close();
+        m_reported.reset(); // its event and host record, in this context
+    }
     api.cuModuleUnload(m_module);
     api.cuCtxSetCurrent(current);
 }
@@ -121,6 +145,14 @@ std::int32_t cuda_kernel::launch(const std::uint64_t* slots, const geometry& g, 
     {
         api.cuCtxSetCurrent(m_context);
     }
+    auto* handle = reinterpret_cast<CUstream>(static_cast<std::intptr_t>(stream));
+    if (m_reported != nullptr)
+    {
+        if (const std::int32_t earlier = m_reported->launching(handle); earlier != 0)
+        {
+            return earlier; // raised here: a checked launch does not wait for its own report
+        }
+    }
     if (shared > static_cast<std::uint32_t>(m_dynamic_shared_limit))
     {
         // Above 48 KiB a function must opt in to its dynamic shared memory.
@@ -138,7 +170,6 @@ std::int32_t cuda_kernel::launch(const std::uint64_t* slots, const geometry& g, 
     {
         arguments[i] = const_cast<std::uint64_t*>(slots + i); // the driver copies each parameter's bytes
     }
-    auto* handle = reinterpret_cast<CUstream>(static_cast<std::intptr_t>(stream));
     const CUresult launched = api.cuLaunchKernel(m_function,
                                                  g.grid[0],
                                                  g.grid[1],
@@ -162,34 +193,7 @@ std::int32_t cuda_kernel::launch(const std::uint64_t* slots, const geometry& g, 
     {
         g_last_launched[m_device].store(&m_name);
     }
-    return m_reports.empty() ? 0 : read_report(handle);
-}
-
-std::int32_t cuda_kernel::read_report(CUstream stream)
-{
-    const driver_api& api = driver();
-    return launch::read_report(
-        m_name,
-        m_reports,
-        m_report_bytes,
-        [&]
-        {
-            const CUresult done = wait(stream, interrupt_check());
-            if (done == CUDA_SUCCESS || done == CUDA_ERROR_NOT_READY)
-            {
-                return stream_wait{done == CUDA_ERROR_NOT_READY, {}};
-            }
-            return stream_wait{
-                false,
-                error_text(done) +
-                    (sticky(done) ? " (this process's CUDA context is unusable until it restarts)" : "")};
-        },
-        [&](report_record& record)
-        {
-            const CUresult read = api.cuMemcpyDtoH(&record, m_report, sizeof record);
-            return read == CUDA_SUCCESS ? std::string() : error_text(read);
-        },
-        [&] { api.cuMemsetD8(m_report, 0, sizeof(report_record)); });
+    return m_reported != nullptr ? m_reported->sent(handle) : 0;
 }
 
 } // namespace flyrt::launch::cuda

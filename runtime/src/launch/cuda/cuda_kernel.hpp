@@ -1,7 +1,8 @@
 // A kernel's PTX loaded on one NVIDIA GPU (in its primary context), and its
 // launch: cuLaunchKernel with the arguments straight from the launcher's
 // slots, on the stream the call names, asynchronously. A kernel that can
-// report errors (FLYDSL_DEBUG_BOUNDS) is waited for and its report read.
+// report errors (bounds checks) sends its report back without waiting
+// (report_channel.hpp): it is read at its next launch or at synchronize.
 #pragma once
 
 #include <memory>
@@ -11,6 +12,7 @@
 #include "../../jit/code_bundle.hpp"
 #include "../device_kernel.hpp"
 #include "cuda_driver.hpp"
+#include "report_channel.hpp"
 
 namespace flyrt::launch::cuda
 {
@@ -30,8 +32,6 @@ public:
     kernel_resources resources() const override { return m_resources; }
 
 private:
-    std::int32_t read_report(CUstream stream);
-
     std::string m_name;
     int m_device;
     CUcontext m_context = nullptr;
@@ -40,10 +40,9 @@ private:
     std::size_t m_parameters;
     std::array<std::int32_t, 3> m_known_block;
     std::vector<std::string> m_reports;
-    CUdeviceptr m_report = 0; // the module's report record, if it reports
-    std::size_t m_report_bytes = 0;
-    int m_dynamic_shared_limit = 48 * 1024; // what the function is allowed now
-    launch_limits m_limits{};               // what the device allows
+    std::shared_ptr<report_channel> m_reported; // the module's report record's way back, if it reports
+    int m_dynamic_shared_limit = 48 * 1024;     // what the function is allowed now
+    launch_limits m_limits{};                   // what the device allows
     kernel_resources m_resources;
 };
 
