@@ -113,7 +113,8 @@ def test_launch_failures_name_the_kernel_and_launcher():
     def wide(x: fx.Tensor):
         _wide(x).launch(block=(2048,))
 
-    with pytest.raises(RuntimeError, match=r"launcher .*wide: kernel _wide: a block of 2048 threads exceeds"):
+    with pytest.raises(RuntimeError, match=r"launcher .*wide: kernel _wide: block size x = 2048 exceeds the limit "
+                                           r"of 1024 on this GPU"):
         wide(torch.zeros(2048, device="cuda"))
 
 
