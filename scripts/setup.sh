@@ -9,8 +9,9 @@ DEBIAN_PACKAGES=(
     # the kernel: a C++ compiler, xeus 2.4.1 and what it is built with
     g++ xeus-dev xtl-dev libzmq3-dev cppzmq-dev nlohmann-json3-dev uuid-dev libssl-dev
     pybind11-json-dev libgtest-dev
-    # the runtime's compiler, and dependency pictures
-    llvm-19-dev lld-19 graphviz
+    # the runtime's compiler, dependency pictures, and ROCm's device library
+    # (ocml/ockl bitcode) for compiling FlyDSL's kernels without ROCm
+    llvm-19-dev lld-19 graphviz rocm-device-libs
     # tests (jupyter console in a real terminal, JupyterLab and Notebook in a browser) and style
     tmux chromium chromium-driver clang-format-19
 )
@@ -46,4 +47,16 @@ if ! cmp -s requirements.txt "$stamp"; then
     echo "setup: installing Python packages from requirements.txt"
     .venv/bin/python -m pip install -q --disable-pip-version-check -r requirements.txt
     cp requirements.txt "$stamp"
+fi
+
+# The FlyDSL release before the pinned one, which users still have: its own
+# folder, put first on PYTHONPATH when the adapter's tests run against it
+# (scripts/run_tests.sh); FlyDSL needs nothing the venv lacks.
+previous=.flydsl-previous
+if ! cmp -s requirements-flydsl-previous.txt "$previous/.installed" 2>/dev/null; then
+    echo "setup: installing $(grep -v "^#" requirements-flydsl-previous.txt) into $previous"
+    rm -rf "$previous"
+    .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps --target "$previous" \
+        -r requirements-flydsl-previous.txt
+    cp requirements-flydsl-previous.txt "$previous/.installed"
 fi

@@ -14,11 +14,19 @@
     (clear, rebuild, recompile) vs what the adapter does when nothing
     changed (validate, reuse).
 
+Each measure runs for the pinned FlyDSL (requirements.txt) in this process
+and for the release before it (requirements-flydsl-previous.txt, from
+.flydsl-previous) in a child process of the same run; one table compares
+them, every ratio against the previous release alone.
+
     .venv/bin/python tests/bench/bench_flydsl_adapter.py
 """
 
 import importlib
+import json
 import os
+import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -27,7 +35,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from timing import best_of, mode_line, per_call  # noqa: E402
+from timing import best_of, mode_line  # noqa: E402
 
 import flyrt.flydsl_adapter as adapter  # noqa: E402
 
@@ -48,6 +56,35 @@ def fresh_module(folder):
 
 def main():
     print(mode_line())
+    if sys.argv[1:] == ["--child"]:
+        print(json.dumps(measure()))
+        return
+    ours = measure()
+    previous = Path(__file__).resolve().parents[2] / ".flydsl-previous"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(previous), os.environ.get("PYTHONPATH")])))
+    child = subprocess.run([sys.executable, __file__, "--child"], env=env, capture_output=True, text=True, check=True)
+    theirs = json.loads(child.stdout.strip().splitlines()[-1])
+    base = theirs["alone"]["hit"]
+    print(f"compile-only gfx942, 1024-element scaled add (two helpers); ratios against flydsl {theirs['version']} "
+          "alone's cached call")
+    print(f"{'flydsl':8} {'measure':58} {'alone':>12} {'with adapter':>14} {'ratio':>7}")
+    for run in (theirs, ours):
+        alone, guarded = run["alone"], run["guarded"]
+        rows = [("cached call of the factory-built launcher", alone["hit"], guarded["hit"], 1e6, "us"),
+                ("first call: trace + compile to gfx942", alone["compile"], guarded["compile"], 1e3, "ms"),
+                ("call of a flyc.compile result (launch itself a no-op)", alone["compiled"], guarded["compiled"],
+                 1e6, "us"),
+                ("helper changed: cache_clear+recompile / next call sees it", alone["changed"], guarded["changed"],
+                 1e3, "ms")]
+        for label, plain, with_adapter, scale, unit in rows:
+            print(f"{run['version']:8} {label:58} {plain * scale:9.2f} {unit} {with_adapter * scale:11.2f} {unit} "
+                  f"{with_adapter / plain:6.2f}x")
+        print(f"{run['version']:8} {'cached call vs ' + theirs['version'] + ' alone':58} {alone['hit'] / base:11.2f}x "
+              f"{guarded['hit'] / base:13.2f}x")
+
+
+def measure():
+    """This process's FlyDSL, alone and then with the adapter."""
     folder = Path(tempfile.mkdtemp(prefix="bench-flydsl-"))
     sys.path.insert(0, str(folder))
     adapter.use_compile_only("gfx942")
@@ -55,13 +92,13 @@ def main():
     import flydsl
 
     a, b, c = torch.ones(1024), torch.ones(1024), torch.empty(1024)
-    rows = []
+    results = {"version": flydsl.__version__}
     for guarded in (False, True):
         if guarded:
             adapter.install(global_drift="recompile")
         module = fresh_module(folder)
         launcher = module.compile_scaled_add(256)
-        hit = per_call(lambda: launcher(a, b, c, 1024), calls=20_000)
+        hit = seconds_per_call(lambda: launcher(a, b, c, 1024))
         compile_once = best_of(lambda: fresh_module(folder).compile_scaled_add(256)(a, b, c, 1024), repeats=5)
 
         def rebuild():
@@ -69,24 +106,26 @@ def main():
             module.compile_scaled_add(256)(a, b, c, 1024)
 
         changed = helper_changed(folder, module, rebuild if not guarded else lambda: launcher(a, b, c, 1024))
-        rows.append((hit, compile_once, best_of(rebuild, repeats=5), compiled_call(module, a, b, c), changed))
-    (plain_hit, plain_compile, plain_rebuild, plain_cf, plain_changed) = rows[0]
-    (guarded_hit, guarded_compile, _, guarded_cf, guarded_changed) = rows[1]
+        results["guarded" if guarded else "alone"] = {
+            "hit": hit, "compile": compile_once, "rebuild": best_of(rebuild, repeats=5),
+            "compiled": compiled_call(module, a, b, c), "changed": changed}
+    return results
 
-    print(f"flydsl {flydsl.__version__}, compile-only gfx942, 1024-element scaled add (two helpers)")
-    print(f"{'measure':58} {'FlyDSL alone':>14} {'with adapter':>14} {'ratio':>7}")
-    print(f"{'cached call of the factory-built launcher':58} {plain_hit * 1e6:11.2f} us "
-          f"{guarded_hit * 1e6:11.2f} us {guarded_hit / plain_hit:6.2f}x")
-    print(f"{'first call: trace + compile to gfx942':58} {plain_compile * 1e3:11.1f} ms "
-          f"{guarded_compile * 1e3:11.1f} ms {guarded_compile / plain_compile:6.2f}x")
-    print(f"{'call of a flyc.compile result (launch itself a no-op)':58} {plain_cf * 1e6:11.2f} us "
-          f"{guarded_cf * 1e6:11.2f} us {guarded_cf / plain_cf:6.2f}x")
-    print(f"{'helper changed: cache_clear+recompile / next call sees it':58} {plain_changed * 1e3:11.1f} ms "
-          f"{guarded_changed * 1e3:11.1f} ms {guarded_changed / plain_changed:6.2f}x")
-    print(f"{'be sure an edit took effect: cache_clear + recompile':58} {plain_rebuild * 1e3:11.1f} ms "
-          f"{'':>14} {'':>7}")
-    print(f"{'  ... the adapter, nothing changed: validate + reuse':58} {'':>14} "
-          f"{guarded_hit * 1e6:11.2f} us {plain_rebuild / guarded_hit:6.0f}x faster")
+
+def seconds_per_call(fn, budget=0.3, repeats=5):
+    """Median seconds per call of fn() over `repeats` batches of about
+    `budget` seconds each (a call of FlyDSL 0.5.0 alone traces: 10 ms and more)."""
+    fn()
+    begin = time.perf_counter()
+    fn()
+    calls = max(1, int(budget / max(time.perf_counter() - begin, 1e-7)))
+    samples = []
+    for _ in range(repeats):
+        begin = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        samples.append((time.perf_counter() - begin) / calls)
+    return statistics.median(samples)
 
 
 def helper_changed(folder, module, run_after_the_change, repeats=5):
@@ -115,7 +154,7 @@ def compiled_call(module, a, b, c):
     finally:
         os.environ["COMPILE_ONLY"] = "1"
     compiled._call_state, compiled._runtime_ready = (lambda args: None), True
-    return per_call(lambda: compiled(a, b, c, 1024), calls=50_000)
+    return seconds_per_call(lambda: compiled(a, b, c, 1024))
 
 
 if __name__ == "__main__":

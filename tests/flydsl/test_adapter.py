@@ -141,11 +141,12 @@ def test_global_helper_rebound_recompiles_or_raises_as_flydsl_would(make_module)
     with pytest.raises(RuntimeError, match="SENTINEL traced"):
         launch_once(module)
 
-    assert adapter.install(global_drift="raise")  # FlyDSL's own contract, kept
+    assert adapter.install(global_drift="raise")  # FlyDSL 0.4.2's own contract, kept; 0.5.0 has none
     strict = make_module()
     launch_once(strict)
     strict.scale = sentinel
-    with pytest.raises(RuntimeError, match="global 'scale' .* changed since first compile"):
+    expected = "global 'scale' .* changed since first compile" if per_signature() else "SENTINEL traced"
+    with pytest.raises(RuntimeError, match=expected):
         launch_once(strict)
 
 
@@ -213,23 +214,69 @@ def test_a_debugger_trace_function_survives_a_trace(make_module):
     assert "call" in events
 
 
-def test_an_unknown_flydsl_release_is_left_alone_with_a_clear_warning(monkeypatch):
+def test_an_untested_release_is_guarded_by_what_it_has_and_says_so(monkeypatch, make_module):
     adapter.uninstall()
     monkeypatch.setattr(flydsl, "__version__", "0.9.0")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert adapter.install(global_drift="recompile")
+    (notice,) = [str(w.message) for w in caught]
+    assert f"tested with flydsl 0.4.2, 0.5.0, not 0.9.0; guarding it as a release with {adapter.release.kind}" \
+        in notice
+    module = make_module()
+    launch_once(module)
+    module.scale = sentinel
+    with pytest.raises(RuntimeError, match="SENTINEL traced"):  # guarded: the change is seen
+        launch_once(module)
+
+
+def test_a_release_lacking_a_hook_the_guard_needs_is_left_alone_naming_it(monkeypatch):
+    adapter.uninstall()
     from flydsl.compiler import jit_function
 
+    monkeypatch.delattr(jit_function.JitFunction, "_make_compiled_function")
     before = dict(vars(jit_function.JitFunction))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         assert adapter.install() is False
-    assert "knows flydsl 0.4.2, not 0.9.0" in str(caught[0].message)
+    message = str(caught[0].message)
+    assert f"flydsl {flydsl.__version__} is not guarded: " in message
+    assert "lacks JitFunction._make_compiled_function" in message and "FlyDSL's own caching applies" in message
     assert dict(vars(jit_function.JitFunction)) == before
     assert not adapter.installed()
+
+
+def test_a_release_lacking_an_optional_hook_says_what_is_not_guarded(monkeypatch):
+    adapter.uninstall()
+    from flydsl.compiler import jit_function
+
+    optional = "_check_globals_drift" if per_signature() else None
+    if optional is not None:  # 0.5.0 has no optional hooks: nothing to leave out there
+        monkeypatch.delattr(jit_function.JitFunction, optional)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert adapter.install()
+    notices = [str(w.message) for w in caught]
+    if optional is None:
+        assert notices == []
+    else:
+        assert notices == [f"flydsl {flydsl.__version__} is guarded except for FlyDSL's own 'a global changed: "
+                           "restart' contract (it lacks JitFunction._check_globals_drift)"]
+
+
+def per_signature():
+    """Whether the installed FlyDSL keeps its artifacts per signature (0.4.2), not per traced IR (0.5.0)."""
+    from flyrt.flydsl_adapter import compat
+
+    return adapter.release.kind == compat.PER_SIGNATURE
 
 
 def test_a_corrupt_dependency_manifest_is_reported_and_rebuilt(make_module, tmp_path):
     module = make_module()
     launch_once(module)
+    if not per_signature():  # FlyDSL 0.5.0 keys its disk entries by traced IR: nothing to fold in
+        assert not list((tmp_path / "flydsl-cache").rglob("*.flyrt-deps.json"))
+        return
     manifest, = (tmp_path / "flydsl-cache").rglob("*.flyrt-deps.json")
     manifest.write_text("{not json")
     del sys.modules[module.__name__]
@@ -255,9 +302,10 @@ def tripled(x):
 
 def run():
     launcher(torch.ones(256), torch.empty(256), 256)
-    artifact = launcher._mem_cache[next(iter(launcher._mem_cache))]
+    # what this call ran: 0.5.0's latest (its artifacts of every version stay); 0.4.2's only one
+    artifact = launcher._last_compiled[1] if launcher._last_compiled else next(iter(launcher._mem_cache.values()))
     code = hashlib.sha256(artifact._ir_text.encode()).hexdigest()  # holds the gfx942 code object
-    return {"traces": guard.traces, "loads": guard.loads, "code": code}
+    return {"traces": guard.traces, "compiles": guard.compiles, "loads": guard.loads, "code": code}
 
 if sys.argv[1] == "triple":
     disk_helpers.scale = tripled
@@ -288,14 +336,18 @@ def test_disk_cache_entries_are_keyed_by_what_their_trace_read(tmp_path):
 
     double, = run("double")
     triple, = run("triple")
-    assert (double["traces"], double["loads"], triple["traces"], triple["loads"]) == (1, 0, 1, 0)
+    assert (double["compiles"], double["loads"], triple["compiles"], triple["loads"]) == (1, 0, 1, 0)
     assert double["code"] != triple["code"]  # triple did not get double's artifact
-    # Both from disk; and guarded after a load: the manifest names what the artifact read.
     loaded, swapped = run("double", "swap")
-    assert loaded == {**double, "traces": 0, "loads": 1}
-    assert swapped == {**triple, "traces": 0, "loads": 2}
-    manifests = list((tmp_path / "cache").rglob("*.flyrt-deps.json"))
-    assert len(manifests) == 1 and len(json.loads(manifests[0].read_text())) == 2
+    if per_signature():
+        # Both from disk; and guarded after a load: the manifest names what the artifact read.
+        assert loaded == {**double, "traces": 0, "compiles": 0, "loads": 1}
+        assert swapped == {**triple, "traces": 0, "compiles": 0, "loads": 2}
+        manifests = list((tmp_path / "cache").rglob("*.flyrt-deps.json"))
+        assert len(manifests) == 1 and len(json.loads(manifests[0].read_text())) == 2
+    else:  # FlyDSL 0.5.0 traces, then finds each IR's artifact on disk: nothing compiles
+        assert loaded == {**double, "compiles": 0}
+        assert swapped == {**triple, "traces": 2, "compiles": 0}
 
 
 # Helpers and values reached through objects: the same reads flyrt's front end records.
@@ -434,14 +486,22 @@ def test_a_compiled_function_kept_on_the_launcher_never_launches_stale_code(make
     assert guard.cache_info().compiles == 2 and len(launches) == 4
 
 
-def test_a_stale_compiled_function_called_for_another_specialization_says_so(make_module, launches):
+def test_a_stale_compiled_function_called_for_another_specialization(make_module, launches):
+    """0.4.2 keys a CompiledFunction's artifact by its specialization: another
+    one is refused, saying so; 0.5.0 keys by the traced IR: it is rebound to
+    what these arguments trace to now."""
     module = make_module(RUN_COMPILED)
     launcher = module.compile_launch(64)
     module.run_compiled(launcher, torch.ones(256), torch.empty(256), 256)
     module.scale = tripled
-    with pytest.raises(adapter.StaleCompiledFunctionError, match="another specialization .* call flyc.compile again"):
+    if per_signature():
+        with pytest.raises(adapter.StaleCompiledFunctionError,
+                           match="another specialization .* call flyc.compile again"):
+            module.run_compiled(launcher, torch.ones(512), torch.empty(512), 512)
+        assert launches == []
+    else:
         module.run_compiled(launcher, torch.ones(512), torch.empty(512), 512)
-    assert launches == []
+        assert launches == [launcher._cf._keepalive] and launcher._last_compiled[1] is launcher._cf._keepalive
 
 
 BUFFERS = """
@@ -475,21 +535,103 @@ def test_a_large_buffer_read_while_tracing_is_refused_at_its_line(make_module):
     assert (error.value.filename, error.value.lineno) == (module.__file__, line)
 
 
-@pytest.mark.parametrize("source, loaded, expected", [
-    ("W[0]", "W", ("const", 0)),
-    ("W[k]", "W", ("local", "k")),
-    ("cfg.W[k + 1]", "W", ("computed", None)),
-    ("W[idx[0]]", "W", ("computed", None)),
-    ("W[idx[0]]", "idx", ("const", 0)),
-    ("W.shape[0]", "W", None),  # the subscript takes W.shape, not W
-    ("g(W)[0]", "W", None),
-])
-def test_the_recorder_finds_which_load_a_subscript_reads_from(source, loaded, expected):
-    import dis
+def test_a_kernel_calling_rocms_device_library_compiles_and_is_guarded(tmp_path, monkeypatch):
+    """ocml's sin, exp2 and rsqrt need ROCm's amdgcn bitcode: found where
+    use_compile_only linked Debian's rocm-device-libs."""
+    monkeypatch.syspath_prepend(str(REPO / "notebooks"))
+    monkeypatch.setenv("FLYDSL_DEBUG_DUMP_ASM", "1")
+    monkeypatch.setenv("FLYDSL_DUMP_DIR", str(tmp_path / "dump"))
+    from kernels import flydsl_device_math as math_module
 
-    from flyrt.flydsl_adapter.subscripts import subscript_key
+    launcher = math_module.device_math_launcher(256)
+    launcher(torch.ones(1024), torch.empty(1024), 1024)
+    isa = next((tmp_path / "dump").rglob("*final_isa.s")).read_text()
+    assert '.amdgcn_target "amdgcn-amd-amdhsa-unknown-gfx942"' in isa
+    assert "__ocml" not in isa and "s_swappc" not in isa  # every ocml call linked in and inlined
+    # what ocml's bodies lower to: sin's Payne-Hanek reduction (2/pi's leading
+    # bits), exp2's hardware exp, rsqrt's correctly rounded sqrt and division
+    for mark in ("0xa2f9836e", "v_exp_f32", "v_sqrt_f32", "v_div_scale_f32"):
+        assert mark in isa, mark
+    guard = adapter.handle_of(launcher)
+    original, math_module.wave = math_module.wave, sentinel
+    try:
+        with pytest.raises(RuntimeError, match="SENTINEL traced"):
+            launcher(torch.ones(1024), torch.empty(1024), 1024)
+    finally:
+        math_module.wave = original
+    assert any("'wave' in module" in reason for reason in guard.last_reasons)
 
-    code = compile(f"def f(k):\n    return {source}\n", "<test>", "exec").co_consts[0]
-    instructions = [i for i in dis.get_instructions(code) if i.opname not in ("CACHE", "EXTENDED_ARG")]
-    index = next(n for n, i in enumerate(instructions) if i.argval == loaded and i.opname.startswith("LOAD"))
-    assert subscript_key(instructions, index) == expected
+
+def test_a_device_library_kernel_kept_as_a_compile_result_is_rebound(monkeypatch, launches):
+    monkeypatch.syspath_prepend(str(REPO / "notebooks"))
+    from kernels import flydsl_device_math as math_module
+
+    launcher = math_module.compile_device_math(128)
+    args = (torch.ones(256), torch.empty(256), 256)
+    math_module.run_compiled(launcher, *args)
+    math_module.run_compiled(launcher, *args)
+    first = launcher._cf._keepalive
+    original, math_module.softplus = math_module.softplus, tripled
+    try:
+        math_module.run_compiled(launcher, *args)
+    finally:
+        math_module.softplus = original
+    assert launches == [first, launcher._cf._keepalive] and launcher._cf._keepalive is not first
+
+
+AUTOTUNED = """
+from flydsl.autotune import Config, autotune
+
+
+def offset(x):
+    return x + 1.0
+
+
+@flyc.kernel
+def tuned_kernel(A: fx.Tensor, C: fx.Tensor, BLOCK: fx.Constexpr[int]):
+    i = fx.block_idx.x * BLOCK + fx.thread_idx.x
+    C[i] = offset(A[i])
+
+
+@autotune(configs=[Config(BLOCK=64), Config(BLOCK=128)], key=["n"])
+@flyc.jit
+def tuned(A: fx.Tensor, C: fx.Tensor, n: fx.Constexpr[int], BLOCK: fx.Constexpr[int]):
+    tuned_kernel(A, C, BLOCK).launch(grid=(n // BLOCK, 1, 1), block=(BLOCK, 1, 1))
+"""
+
+
+def test_an_autotuned_config_is_chosen_again_for_edited_code_and_kept_for_the_old(make_module, monkeypatch,
+                                                                                 tmp_path):
+    """FlyDSL's autotune key has no fingerprint of the code: an edited helper
+    would keep the config tuned for the old code, in memory and on disk. The
+    adapter keys it by the code too (no GPU here: each config's benchmark
+    is a number the test gives)."""
+    from flydsl.autotune import Autotuner
+
+    monkeypatch.setenv("FLYDSL_AUTOTUNE_CACHE_DIR", str(tmp_path / "autotune"))
+    benched = []
+    speed = {64: 2.0, 128: 1.0}  # ms: the tuner keeps the faster
+
+    def bench_one(self, config, args, kwargs):
+        benched.append(config.kwargs["BLOCK"])
+        return speed[config.kwargs["BLOCK"]]
+
+    monkeypatch.setattr(Autotuner, "_bench_one", bench_one)
+    module = make_module(AUTOTUNED)
+    args = (torch.ones(256), torch.empty(256), 256)
+    assert module.tuned.resolve_config(*args).kwargs["BLOCK"] == 128 and benched == [64, 128]
+    module.tuned.resolve_config(*args)
+    assert benched == [64, 128]  # tuned once
+
+    original = module.offset
+    exec("def offset(x):\n    return x + 2.0\n", module.__dict__)  # the kernel's helper edited in a cell
+    speed.update({64: 0.5})
+    assert module.tuned.resolve_config(*args).kwargs["BLOCK"] == 64 and benched == [64, 128, 64, 128]
+    module.offset = original  # A -> B -> A: A's config, not tuned again
+    assert module.tuned.resolve_config(*args).kwargs["BLOCK"] == 128 and len(benched) == 4
+
+    # another process: the configs on disk, each under the code it was tuned for
+    fresh = Autotuner(module.tuned.fn, module.tuned.configs, ["n"], 5, 25)
+    assert fresh.resolve_config(*args).kwargs["BLOCK"] == 128 and len(benched) == 4
+    exec("def offset(x):\n    return x + 2.0\n", module.__dict__)
+    assert fresh.resolve_config(*args).kwargs["BLOCK"] == 64 and len(benched) == 4

@@ -84,29 +84,43 @@ def _flydsl_outcomes(nb):
     return [outputs_of(cell).get("stream", {}).get("text", "") for cell in code], code
 
 
+def _flydsl_version():
+    import flydsl  # the release this process (and the kernels it starts, through PYTHONPATH) imports
+
+    return flydsl.__version__
+
+
 def test_flydsl_stale_cache_notebook_under_xflydsl(tmp_path):
     nb = execute(NOTEBOOKS / "flydsl_stale_cache.ipynb", tmp_path)
     texts, code = _flydsl_outcomes(nb)
     assert not any(o.output_type == "error" for c in code for o in c.outputs)
-    assert "flydsl 0.4.2; xflydsl's adapter guarding it: True" in texts[0]
+    assert f"flydsl {_flydsl_version()}; xflydsl's adapter guarding it: True" in texts[0]
     assert '.amdgcn_target "amdgcn-amd-amdhsa-unknown-gfx942"' in texts[1]
     assert "helper reached as flydsl_helpers.scale: sentinel observed" in texts[3]
-    assert "helper put back: no trace: the cached artifact ran" in texts[4]
+    assert "helper put back: the cached artifact ran" in texts[4]
     assert "helper reached as a global: sentinel observed" in texts[5]
-    assert "helper put back: no trace: the cached artifact ran" in texts[6]
-    assert "compiles=1, evictions=2" in texts[7]
+    assert "helper put back: the cached artifact ran" in texts[6]
+    assert "a cached call of the launcher: " in texts[7]
+    assert "compiles=1, evictions=2" in texts[8]
 
 
-def test_flydsl_stale_cache_notebook_under_ipykernel_shows_the_upstream_bug(tmp_path):
-    """The same notebook in ipykernel, FlyDSL unguarded: the old artifact runs."""
+def test_flydsl_stale_cache_notebook_under_ipykernel_shows_what_flydsl_does_alone(tmp_path):
+    """The same notebook in ipykernel, FlyDSL unguarded: 0.4.2 runs the old
+    artifact (the upstream bug); 0.5.0 traces every call, which sees these
+    sentinels, and nothing guards the kernel."""
     nb = execute(NOTEBOOKS / "flydsl_stale_cache.ipynb", tmp_path, kernel="python3", allow_errors=True)
     texts, code = _flydsl_outcomes(nb)
     assert "xflydsl's adapter guarding it: False" in texts[0]
-    assert "helper reached as flydsl_helpers.scale: no trace: the cached artifact ran" in texts[3]
-    assert "helper reached as a global: FlyDSL refused: FlyDSL: global 'shift'" in texts[5]
-    assert not any("sentinel observed" in text for text in texts)
     errors = [o for o in code[-1].outputs if o.output_type == "error"]
-    assert errors and errors[0].evalue == "stale artifact: no trace: the cached artifact ran"
+    if _flydsl_version() == "0.4.2":
+        assert "helper reached as flydsl_helpers.scale: the cached artifact ran" in texts[3]
+        assert "helper reached as a global: FlyDSL refused: FlyDSL: global 'shift'" in texts[5]
+        assert not any("sentinel observed" in text for text in texts)
+        assert errors and errors[0].evalue == "stale artifact: the cached artifact ran"
+    else:
+        assert "helper reached as flydsl_helpers.scale: sentinel observed" in texts[3]
+        assert "helper reached as a global: sentinel observed" in texts[5]
+        assert errors and errors[0].evalue == f"flydsl {_flydsl_version()} is not guarded in this kernel"
 
 
 def test_helper_edit_workflow_notebook(tmp_path):

@@ -399,6 +399,8 @@ class Recorder:
 
     def _object_attribute(self, obj, name, value, text):
         kind = type(obj)
+        if not is_user_class(kind) and not self.obtained(obj):
+            return  # a library's object the trace made (another DSL's values, arrays): no dependency
         label = f"{text}.{name}" if text else f"{kind.__qualname__}.{name}"
         if text == "self":  # inside a method: say whose
             label += f" of a {kind.__qualname__}"

@@ -16,16 +16,30 @@ import sysconfig
 import types
 import weakref
 
-_LIBRARY_DIRS = tuple(
-    os.path.realpath(p) + os.sep
-    for p in {sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
-)
 _FLYRT_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def _library_dirs():
+    """Where installed code lives: the standard library, site-packages, and
+    any folder on sys.path that pip installed distributions into
+    (``pip install --target``: it holds their ``*.dist-info``)."""
+    paths = sysconfig.get_paths()
+    dirs = {paths["stdlib"], paths["purelib"], paths["platlib"]}
+    for entry in sys.path:
+        try:
+            if entry and any(name.endswith(".dist-info") for name in os.listdir(entry)):
+                dirs.add(entry)
+        except OSError:
+            pass  # a zip, a folder gone
+    return tuple(os.path.realpath(d) + os.sep for d in dirs)
+
+
+_LIBRARY_DIRS = _library_dirs()
 
 
 @functools.lru_cache(maxsize=4096)
 def is_user_file(filename):
-    """Code the user may edit: not flyrt, not the standard library or site-packages."""
+    """Code the user may edit: not flyrt, not the standard library or installed packages."""
     if not filename or filename.startswith(_FLYRT_DIR):
         return False
     if filename.startswith("<"):

@@ -12,10 +12,11 @@ call and rebound to a fresh artifact when stale; the
 code changes; its disk-cache entries are keyed by those dependencies too.
 The xflydsl kernel installs it when the user's code imports ``flydsl``.
 
-``global_drift``: FlyDSL raises when a global its first compile captured
-changes ("restart the process"). ``"raise"`` (the default) keeps that
-contract; ``"recompile"`` (the kernel's choice: a notebook is where globals
-change) evicts and recompiles instead.
+``global_drift``: FlyDSL 0.4.2 raises when a global its first compile
+captured changes ("restart the process"). ``"raise"`` (the default) keeps
+that contract; ``"recompile"`` (the kernel's choice: a notebook is where
+globals change) evicts and recompiles instead. FlyDSL 0.5.0 has no such
+contract: it recompiles.
 """
 
 import warnings
@@ -29,13 +30,16 @@ __all__ = ["install", "uninstall", "installed", "handle_of", "use_compile_only",
            "StaleCompiledFunctionError"]
 UnsupportedFlyDSL = compat.UnsupportedFlyDSL
 _patches = None
+release = None  # compat.Release of the FlyDSL guarded, once installed
 
 
 def install(global_drift="raise"):
     """Guards FlyDSL's caches in this process (again: sets `global_drift`).
     Returns True when installed; False (with a warning saying why) for a
-    FlyDSL release the adapter does not know."""
-    global _patches
+    FlyDSL release the adapter cannot guard. A release it was not tested
+    with, or one lacking an optional hook, is guarded with a warning saying
+    what is and is not."""
+    global _patches, release
     from .guarded_jit import set_global_drift
 
     set_global_drift(global_drift)
@@ -44,15 +48,19 @@ def install(global_drift="raise"):
     import flydsl
     from flydsl.compiler import jit_function, kernel_function
 
+    from . import jit_caches
     from .patches import Patches
 
     try:
-        compat.check(flydsl, jit_function)
+        release = compat.probe(flydsl, jit_function)
     except compat.UnsupportedFlyDSL as problem:
         warnings.warn(str(problem), RuntimeWarning, stacklevel=2)
         return False
+    if release.notice():
+        warnings.warn(release.notice(), RuntimeWarning, stacklevel=2)
+    jit_caches.use(release)
     _register_fingerprints(jit_function.JitFunction, kernel_function.KernelFunction)
-    _patches = Patches(jit_function)
+    _patches = Patches(jit_function, release)
     _patches.apply()
     return True
 
@@ -84,4 +92,11 @@ def _register_fingerprints(*classes):
     for cls in classes:
         if cls not in _registered:
             _registered.add(cls)
-            fingerprint.register(cls, lambda value, inner: f"flydsl({inner(value._original_func)})")
+            fingerprint.register(cls, lambda value, inner: f"flydsl({inner(source_function(value))})")
+
+
+def source_function(jit_or_kernel):
+    """The function a FlyDSL JitFunction or KernelFunction was written as: 0.4.2
+    keeps it aside; 0.5.0 rewrites it in place (the same source gives the same code)."""
+    kept = getattr(jit_or_kernel, "_original_func", None)
+    return kept if kept is not None else getattr(jit_or_kernel, "func", None) or jit_or_kernel._func

@@ -1,50 +1,120 @@
-"""Which FlyDSL releases the adapter knows, checked before anything is patched.
+"""What the installed FlyDSL offers the adapter, found by probing its hooks.
 
-The adapter reaches into FlyDSL's ``JitFunction`` (its cache attributes and
-private methods) and ``CompiledFunction`` (its call and slots), so it only patches a release whose layout was read and
-tested here; any other release keeps FlyDSL's own caching, with one clear
-message instead of a breakage.
+The adapter reaches into FlyDSL's ``JitFunction`` (its caches and some
+private methods) and ``CompiledFunction`` (its call and slots). Two kinds of
+release are known, told apart by what they do, not by their version:
+
+- PER_SIGNATURE (0.4.2): artifacts keyed by the arguments' signature and a
+  snapshot of the globals the first compile used; a call that hits them runs
+  no trace, so a changed helper would run stale. The adapter records what
+  each trace reads (``_trace_and_compile``), validates before every call and
+  evicts; it folds those dependencies into the disk keys and keeps FlyDSL's
+  "a global changed: restart" contract (``_check_globals_drift``) if asked.
+- TRACE_PER_CALL (0.5.0): every ``__call__`` traces the launcher again and
+  keys its artifacts by the traced IR: fresh, but a trace per call. The
+  adapter skips that trace while nothing the last one read has changed
+  (``fast_path``), and guards what FlyDSL itself does not re-check: the
+  ``CompiledFunction`` of ``flyc.compile``.
+
+Both have ``flydsl.autotune``, whose configs the adapter keys by the code they
+were tuned for too (``autotune_key``).
+
+A release whose version was not tested here but which has the hooks of one
+kind is guarded as that kind, with a warning; a hook missing leaves out what
+needs it (the message names it), or, for the core hooks, the whole adapter.
 """
 
-KNOWN_VERSIONS = ("0.4.2",)
+from dataclasses import dataclass, field
 
-# What the adapter touches on flydsl.compiler.jit_function.JitFunction.
-PATCHED_METHODS = ("__init__", "_compile_or_execute", "_trace_and_compile", "_ensure_cache_manager",
-                   "_make_compiled_function")
-CALLED_METHODS = ("_compile_only", "_check_globals_drift")
-# What it touches on CompiledFunction: __call__ is wrapped, these slots rebound.
+PER_SIGNATURE, TRACE_PER_CALL = "per-signature caches", "a trace per call"
+TESTED = {"0.4.2": PER_SIGNATURE, "0.5.0": TRACE_PER_CALL}
+
+# Hooks on flydsl.compiler.jit_function.JitFunction each kind needs, and
+# what is guarded without the optional ones.
+_CORE = {
+    PER_SIGNATURE: ("__init__", "_compile_or_execute", "_trace_and_compile", "_make_compiled_function",
+                    "_compile_only", "_effective_compile_hints", "_resolve_and_make_cache_key", "_build_full_cache_key"),
+    TRACE_PER_CALL: ("__init__", "_compile_or_execute", "_trace", "_make_compiled_function", "_compile_only",
+                     "_split_self", "_resolve_arguments", "_effective_compile_hints"),
+}
+_OPTIONAL = {
+    PER_SIGNATURE: {"_ensure_cache_manager": "disk-cache keys that name what a trace read",
+                    "_check_globals_drift": "FlyDSL's own 'a global changed: restart' contract"},
+    TRACE_PER_CALL: {},
+}
+# What each kind keeps per JitFunction for one version of the code (jit_caches).
+INSTANCE_CACHES = {
+    PER_SIGNATURE: ("_mem_cache", "_call_state_cache", "_last_compiled", "_extern_linkage_keys", "manager_key",
+                    "_manager_owner_cls", "cache_manager", "_used_global_vals", "_global_refs_cache",
+                    "_globals_prefix_cache"),
+    # Artifacts keyed by traced IR stay valid across versions of the code:
+    # only the adapter's own calls-without-a-trace belong to one version.
+    TRACE_PER_CALL: ("_flyrt_calls",),
+}
 COMPILED_FUNCTION_SLOTS = ("_keepalive", "_call_lock", "_call_state")
-INSTANCE_CACHES = (
-    "_mem_cache",
-    "_call_state_cache",
-    "_last_compiled",
-    "_extern_linkage_keys",
-    "manager_key",
-    "_manager_owner_cls",
-    "cache_manager",
-    "_used_global_vals",
-    "_global_refs_cache",
-    "_globals_prefix_cache",
-)
+_AUTOTUNE = "autotuned configs keyed by the code they were tuned for"
+# Module functions of flydsl.compiler.jit_function the fast path calls.
+_TRACE_PER_CALL_FUNCTIONS = ("_build_call_state",)
+
+
+def _has_autotuner_key():
+    try:
+        from flydsl.autotune import Autotuner
+    except ImportError:
+        return False
+    return hasattr(Autotuner, "_make_key")
 
 
 class UnsupportedFlyDSL(RuntimeError):
-    """The installed FlyDSL is not one the adapter knows."""
+    """The installed FlyDSL lacks a hook the adapter cannot guard without."""
 
 
-def check(flydsl, jit_function_module):
-    """Raises UnsupportedFlyDSL saying why, unless this FlyDSL is known."""
+@dataclass
+class Release:
+    version: str
+    kind: str
+    tested: bool
+    missing: list = field(default_factory=list)  # optional hooks absent: what is not guarded
+
+    def has(self, hook):
+        return hook not in self.missing
+
+    def notice(self):
+        """What a user should know about this release's guard, or None."""
+        parts = []
+        if not self.tested:
+            parts.append(f"flyrt's FlyDSL adapter was tested with flydsl {', '.join(TESTED)}, not {self.version}; "
+                         f"guarding it as a release with {self.kind}")
+        if self.missing:
+            lacking = "; ".join(f"{_OPTIONAL[self.kind].get(hook, _AUTOTUNE)} (it lacks "
+                                f"{hook if '.' in hook else 'JitFunction.' + hook})" for hook in self.missing)
+            parts.append(f"flydsl {self.version} is guarded except for {lacking}")
+        return ". ".join(parts) or None
+
+
+def probe(flydsl, jit_function_module):
+    """The Release the installed FlyDSL is; raises UnsupportedFlyDSL naming
+    the hook it lacks when no kind's core hooks are all there."""
     version = getattr(flydsl, "__version__", "unknown")
-    if version not in KNOWN_VERSIONS:
-        raise UnsupportedFlyDSL(
-            f"flyrt's FlyDSL adapter knows flydsl {', '.join(KNOWN_VERSIONS)}, not {version}: FlyDSL's "
-            "compiled-artifact caches are NOT guarded in this process (FlyDSL's own caching applies; "
-            "re-run a factory's cache_clear() or restart after editing helpers)")
     cls = getattr(jit_function_module, "JitFunction", None)
     compiled = getattr(jit_function_module, "CompiledFunction", None)
-    missing = [f"JitFunction.{name}" for name in PATCHED_METHODS + CALLED_METHODS if not hasattr(cls, name)]
-    missing += [f"CompiledFunction.{name}" for name in COMPILED_FUNCTION_SLOTS
-                if name not in getattr(compiled, "__slots__", ())]
-    if cls is None or compiled is None or missing:
-        raise UnsupportedFlyDSL(f"flydsl {version} lacks {', '.join(missing) or 'JitFunction or CompiledFunction'}; "
-                                "the adapter is not installed")
+    if cls is None or compiled is None:
+        raise UnsupportedFlyDSL(f"flydsl {version} has no JitFunction or CompiledFunction: the adapter is not "
+                                "installed, and FlyDSL's own caching applies")
+    slots = [f"CompiledFunction.{name}" for name in COMPILED_FUNCTION_SLOTS
+             if name not in getattr(compiled, "__slots__", ())]
+    kinds = [TESTED[version]] if version in TESTED else [TRACE_PER_CALL, PER_SIGNATURE]
+    lacking = {}
+    for kind in kinds:
+        missing = [f"JitFunction.{hook}" for hook in _CORE[kind] if not hasattr(cls, hook)]
+        if kind == TRACE_PER_CALL:
+            missing += [name for name in _TRACE_PER_CALL_FUNCTIONS if not hasattr(jit_function_module, name)]
+        if not missing and not slots:
+            optional = [hook for hook in _OPTIONAL[kind] if not hasattr(cls, hook)]
+            if not _has_autotuner_key():
+                optional.append("Autotuner._make_key")
+            return Release(version, kind, version in TESTED, optional)
+        lacking[kind] = missing + slots
+    named = "; ".join(f"as a release with {kind} it lacks {', '.join(missing)}" for kind, missing in lacking.items())
+    raise UnsupportedFlyDSL(f"flydsl {version} is not guarded: {named}. FlyDSL's own caching applies (re-run a "
+                            "factory's cache_clear() or restart after editing helpers)")

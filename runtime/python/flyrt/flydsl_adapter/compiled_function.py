@@ -50,13 +50,14 @@ def ensure_current(compiled, args):
     handle.before_call(jit_function)
     if handle.generation == origin.generation:
         return
-    if jit_function._mem_cache.get(origin.cache_key) is compiled._keepalive:
+    keyed_by_signature = "_call_state_cache" in vars(jit_function)  # 0.4.2; 0.5.0 keys by the traced IR
+    if keyed_by_signature and jit_function._mem_cache.get(origin.cache_key) is compiled._keepalive:
         origin.generation = handle.generation  # its version is current again (restored)
         return
-    _rebind(compiled, jit_function, origin, args)
+    _rebind(compiled, jit_function, origin, args, keyed_by_signature)
 
 
-def _rebind(compiled, jit_function, origin, args):
+def _rebind(compiled, jit_function, origin, args, keyed_by_signature):
     name = jit_function.func.__name__
     if jit_function._has_self_param:
         why = "; ".join(origin.handle.last_reasons or ["its caches were cleared"])
@@ -64,13 +65,24 @@ def _rebind(compiled, jit_function, origin, args):
             f"flyc.compile({name}, ...) is stale ({why}) and, being a method, cannot be recompiled from its "
             "call's arguments: call flyc.compile again")
     jit_function._compile_only(*args)  # traces the code as it is now, through the guard
-    artifact = jit_function._mem_cache.get(origin.cache_key)
-    if artifact is None:
-        raise StaleCompiledFunctionError(
-            f"flyc.compile({name}, ...) is stale, and these arguments select another specialization than the "
-            "one it was compiled for (a different constexpr or type): call flyc.compile again")
     bound = jit_function._sig.bind(*args)
     bound.apply_defaults()
+    if keyed_by_signature:
+        # The key leads with FlyDSL's snapshot of the globals the code reads,
+        # which an edit changes; the arguments' part must stay what it was.
+        hints = jit_function._effective_compile_hints()
+        specialization = jit_function._resolve_and_make_cache_key(bound.arguments, effective_hints=hints)
+        if origin.cache_key[-len(specialization):] != specialization:
+            raise StaleCompiledFunctionError(
+                f"flyc.compile({name}, ...) is stale, and these arguments select another specialization than the "
+                "one it was compiled for (a different constexpr or type): call flyc.compile again")
+        origin.cache_key = jit_function._build_full_cache_key(bound.arguments, effective_hints=hints)
+        artifact = jit_function._mem_cache[origin.cache_key]
+    else:  # what this code traces to now, for these arguments
+        origin.cache_key, artifact = jit_function._last_compiled
+    origin.generation = origin.handle.generation
+    if artifact is compiled._keepalive:
+        return  # the code changed, and back: the same IR, the same artifact
     fresh = jit_function._make_compiled_function(origin.cache_key, bound, None)
     with compiled._call_lock:
         for slot in type(compiled).__slots__:

@@ -46,7 +46,9 @@ class GuardedJit:
 
     def __init__(self, jit_function, factory):
         self._jit_function = weakref.ref(jit_function)  # the handle must not keep it alive
-        original = jit_function._original_func
+        from . import source_function
+
+        original = source_function(jit_function)
         self.__name__ = original.__name__
         self.__qualname__ = original.__qualname__
         self.__module__ = original.__module__
@@ -57,7 +59,7 @@ class GuardedJit:
         self._history = []  # [(DependencyRecord, caches)], oldest first
         self.last_reasons = None
         self._stale_call = None  # the notice of the call that found it stale, until it is replaced
-        self.calls = self.traces = self.loads = self.evictions = 0
+        self.calls = self.traces = self.compiles = self.loads = self.evictions = 0
         self.generation = 0  # bumped whenever the caches are taken out or put back
         # The kernel's sweep (main thread) may meet a launch from another thread.
         self._lock = threading.RLock()
@@ -83,8 +85,8 @@ class GuardedJit:
             if not reasons:
                 self.record.refresh()
             else:
-                if _global_drift == "raise":
-                    _check_flydsl_drift(jit_function)
+                if _global_drift == "raise" and hasattr(jit_function, "_check_globals_drift"):
+                    _check_flydsl_drift(jit_function)  # 0.4.2's contract; 0.5.0 has none
                 self._evict(jit_function, reasons)
                 self._stale_call = invalidation.note_recompile(f"launcher {self.__qualname__}", reasons)
         if self.record is None:  # first call, or evicted (perhaps by a sweep)
@@ -125,16 +127,19 @@ class GuardedJit:
     # -- around every trace ----------------------------------------------------
 
     def traced(self, recorder, milliseconds, source="compiled"):
-        """A trace finished (or a disk-cache entry was loaded): what it read joins the record."""
+        """A trace finished ("compiled"; "traced": FlyDSL 0.5.0 found what it
+        traced among its artifacts) or a disk-cache entry was loaded ("disk
+        cache"): what it read joins the record."""
         with self._lock:
             self._join(recorder, milliseconds, source)
 
     def _join(self, recorder, milliseconds, source):
-        if source == "compiled":
-            self.traces += 1
-            self.latest_trace = recorder
-        else:
+        if source == "disk cache":
             self.loads += 1
+        else:
+            self.traces += 1
+            self.compiles += source == "compiled"
+            self.latest_trace = recorder
         factory = self._factory
         if factory is not None:  # its code built this JitFunction; the guard watches its module too
             recorder.function(factory.function)
@@ -145,6 +150,8 @@ class GuardedJit:
         self._recorder.merge(recorder)
         reason = ("recompiled: " + "; ".join(self.last_reasons) if self.last_reasons and self.record is None
                   else "first call" if self.traces + self.loads == 1 else "new specialization")
+        if source == "traced":
+            reason += " (traced; the artifact of that IR was FlyDSL's already)"
         self.record = DependencyRecord(self._recorder, self.__qualname__)
         compile_log.record(compile_log.CompileRecord(self.__qualname__, "FlyDSL", reason, milliseconds, source))
         self._replaced_by(source)
@@ -172,7 +179,7 @@ class GuardedJit:
         jit_function = self._jit_function()
         size = jit_caches.artifact_count(jit_function) if jit_function is not None else 0
         misses = self.traces + self.loads
-        return CacheInfo(self.calls - misses, misses, self.traces, self.evictions, size)
+        return CacheInfo(self.calls - misses, misses, self.compiles, self.evictions, size)
 
     def cache_clear(self):
         jit_function = self._jit_function()

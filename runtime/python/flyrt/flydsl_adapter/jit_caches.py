@@ -1,22 +1,32 @@
 """FlyDSL's in-process caches on one JitFunction, taken out and put back together.
 
-A JitFunction keeps compiled artifacts (``_mem_cache``), launch states
-(``_call_state_cache``), the latest compile (``_last_compiled``), the disk
-cache manager and its key (computed once, at the first call), and snapshots
-of the globals it uses (checked for drift against the first compile). They
-describe one version of the code, so they are evicted, and restored, as one.
+What describes one version of the code depends on the release (compat.py):
+0.4.2 keeps compiled artifacts (``_mem_cache``), launch states
+(``_call_state_cache``), the latest compile, the disk cache manager and its
+key (computed once, at the first call) and snapshots of the globals it uses;
+under 0.5.0, whose artifacts are keyed by their traced IR, only the calls the
+adapter runs without a trace (``fast_path``) do. They are evicted, and
+restored, as one.
 """
 
 from . import compat
 
 _EMPTY = {"_mem_cache": dict, "_call_state_cache": dict, "_extern_linkage_keys": set,
-          "_used_global_vals": dict, "_global_refs_cache": dict, "_globals_prefix_cache": dict}
+          "_used_global_vals": dict, "_global_refs_cache": dict, "_globals_prefix_cache": dict,
+          "_flyrt_calls": dict}
+_kind = compat.PER_SIGNATURE  # of the installed release (install())
+
+
+def use(release):
+    global _kind
+    _kind = release.kind
 
 
 def take(jit_function):
     """Empties `jit_function`'s caches; returns what they held."""
-    snapshot = {name: getattr(jit_function, name) for name in compat.INSTANCE_CACHES}
-    for name in compat.INSTANCE_CACHES:
+    names = compat.INSTANCE_CACHES[_kind]
+    snapshot = {name: getattr(jit_function, name, None) for name in names}
+    for name in names:
         empty = _EMPTY.get(name)
         setattr(jit_function, name, empty() if empty else None)
     return snapshot

@@ -1,18 +1,27 @@
 """The JitFunction and CompiledFunction methods the adapter wraps, and nothing else.
 
+Every kind of release (compat.py):
+
 - ``__init__``: notes the ``functools.lru_cache`` factory whose running call
   defines the function (before FlyDSL's AST rewriter replaces its code).
 - ``_compile_or_execute`` (behind ``__call__``, ``flyc.compile`` and
   compile-only calls): validates the dependencies before FlyDSL looks at its
   caches; nested calls made while another function traces pass straight
   through.
-- ``_trace_and_compile``: records what the user's code reads while it traces.
-- ``_ensure_cache_manager``: folds the dependency fingerprint into the disk
-  cache (``disk_key``).
 - ``_make_compiled_function`` (behind ``flyc.compile``): ties the
   ``CompiledFunction`` it makes to its JitFunction and specialization, and
   ``CompiledFunction.__call__`` validates before launching
   (``compiled_function``).
+
+A release with per-signature caches (0.4.2) also has ``_trace_and_compile``
+wrapped, to record what the user's code reads while it traces, and
+``_ensure_cache_manager``, to fold that into its disk keys (``disk_key``).
+``flydsl.autotune``'s ``Autotuner._make_key`` gets the digest of the code the
+tuned function runs (``autotune_key``). A release that traces per call (0.5.0)
+records around the whole traced call
+instead, and runs a call whose signature it ran before without the trace
+while the guard holds (``fast_path``); ``MlirCompiler.compile`` is counted,
+to tell a trace that compiled from one that found its IR's artifact.
 
 Each wrapper calls FlyDSL's own method; ``remove()`` puts the originals back.
 """
@@ -22,21 +31,33 @@ import time
 
 from .. import factories
 from ..dependencies import Recorder
-from . import compat, compiled_function, disk_key, guarded_jit
+from . import compat, compiled_function, guarded_jit
 from .trace_recorder import TraceRecorder
 
 
+def _recorded(handle, call, artifacts=None):
+    """`call()` with what the user's code reads while it runs recorded into
+    `handle`. `artifacts()`: a count that grows when the trace compiles
+    (None: every trace compiles)."""
+    recorder = Recorder()
+    before = artifacts() if artifacts else None
+    start = time.perf_counter()
+    with TraceRecorder(recorder):
+        result = call()
+    compiled = artifacts is None or artifacts() > before
+    handle.traced(recorder, (time.perf_counter() - start) * 1e3, "compiled" if compiled else "traced")
+    return result
+
+
 class Patches:
-    def __init__(self, jit_function_module):
+    def __init__(self, jit_function_module, release):
         self._module = jit_function_module
+        self._release = release
         self._originals = {}  # (class, name) -> its own method
 
     def apply(self):
-        jit, compiled, ir = self._module.JitFunction, self._module.CompiledFunction, self._module.ir
+        jit, compiled = self._module.JitFunction, self._module.CompiledFunction
         init = self._wrap(jit, "__init__")
-        compile_or_execute = self._wrap(jit, "_compile_or_execute")
-        trace_and_compile = self._wrap(jit, "_trace_and_compile")
-        ensure_cache_manager = self._wrap(jit, "_ensure_cache_manager")
         make_compiled_function = self._wrap(jit, "_make_compiled_function")
         call_compiled = self._wrap(compiled, "__call__")
 
@@ -45,28 +66,6 @@ class Patches:
             factory = factories.creator_of(func)  # before FlyDSL rewrites func.__code__
             init(self, func, *args, **kwargs)
             guarded_jit.attach(self, factory)
-
-        @functools.wraps(compile_or_execute)
-        def _compile_or_execute(self, *args, **kwargs):
-            if ir.Context.current is not None:  # inlined into another trace
-                return compile_or_execute(self, *args, **kwargs)
-            guarded_jit.attach(self).before_call(self)
-            return compile_or_execute(self, *args, **kwargs)
-
-        @functools.wraps(trace_and_compile)
-        def _trace_and_compile(self, *args, **kwargs):
-            recorder = Recorder()
-            start = time.perf_counter()
-            with TraceRecorder(recorder):
-                traced = trace_and_compile(self, *args, **kwargs)
-            guarded_jit.attach(self).traced(recorder, (time.perf_counter() - start) * 1e3)
-            return traced
-
-        @functools.wraps(ensure_cache_manager)
-        def _ensure_cache_manager(self, *args, **kwargs):
-            ensure_cache_manager(self, *args, **kwargs)
-            if disk_key.needs_folding(self.cache_manager):  # runs on every call: the common case returns here
-                disk_key.fold(self, guarded_jit.attach(self))
 
         @functools.wraps(make_compiled_function)
         def _make_compiled_function(self, cache_key, *args, **kwargs):
@@ -79,12 +78,93 @@ class Patches:
             compiled_function.ensure_current(self, args)
             return call_compiled(self, *args)
 
-        wrappers = {"__init__": __init__, "_compile_or_execute": _compile_or_execute,
-                    "_trace_and_compile": _trace_and_compile, "_ensure_cache_manager": _ensure_cache_manager,
-                    "_make_compiled_function": _make_compiled_function}
-        for name in compat.PATCHED_METHODS:  # the list compat checks is the list patched
-            setattr(jit, name, wrappers[name])
-        compiled.__call__ = __call__
+        jit.__init__, jit._make_compiled_function, compiled.__call__ = __init__, _make_compiled_function, __call__
+        if self._release.kind == compat.PER_SIGNATURE:
+            self._per_signature(jit)
+        else:
+            self._trace_per_call(jit)
+        if self._release.has("Autotuner._make_key"):
+            self._autotuner()
+
+    def _autotuner(self):
+        from flydsl.autotune import Autotuner
+
+        from . import autotune_key
+
+        make_key = self._wrap(Autotuner, "_make_key")
+
+        @functools.wraps(make_key)
+        def _make_key(self, *args, **kwargs):
+            return autotune_key.keyed(self, make_key(self, *args, **kwargs))
+
+        Autotuner._make_key = _make_key
+
+    def _per_signature(self, jit):
+        ir = self._module.ir
+        compile_or_execute = self._wrap(jit, "_compile_or_execute")
+        trace_and_compile = self._wrap(jit, "_trace_and_compile")
+
+        @functools.wraps(compile_or_execute)
+        def _compile_or_execute(self, *args, **kwargs):
+            if ir.Context.current is not None:  # inlined into another trace
+                return compile_or_execute(self, *args, **kwargs)
+            guarded_jit.attach(self).before_call(self)
+            return compile_or_execute(self, *args, **kwargs)
+
+        @functools.wraps(trace_and_compile)
+        def _trace_and_compile(self, *args, **kwargs):
+            return _recorded(guarded_jit.attach(self), lambda: trace_and_compile(self, *args, **kwargs))
+
+        jit._compile_or_execute, jit._trace_and_compile = _compile_or_execute, _trace_and_compile
+        if self._release.has("_ensure_cache_manager"):
+            from . import disk_key
+
+            ensure_cache_manager = self._wrap(jit, "_ensure_cache_manager")
+
+            @functools.wraps(ensure_cache_manager)
+            def _ensure_cache_manager(self, *args, **kwargs):
+                ensure_cache_manager(self, *args, **kwargs)
+                if disk_key.needs_folding(self.cache_manager):  # runs on every call: the common case returns here
+                    disk_key.fold(self, guarded_jit.attach(self))
+
+            jit._ensure_cache_manager = _ensure_cache_manager
+
+    def _trace_per_call(self, jit):
+        from . import fast_path
+
+        ir = self._module.ir
+        compile_or_execute = self._wrap(jit, "_compile_or_execute")
+        compiler = self._module.MlirCompiler
+        lower = self._wrap(compiler, "compile")
+        compiled = [0]  # lowerings so far: a trace that found its IR's artifact (memory, disk) lowers nothing
+
+        @classmethod
+        @functools.wraps(lower.__func__)
+        def compile(cls, *args, **kwargs):
+            compiled[0] += 1
+            return lower.__func__(cls, *args, **kwargs)
+
+        compiler.compile = compile
+
+        @functools.wraps(compile_or_execute)
+        def _compile_or_execute(self, args, kwargs, *, execute, return_compiled=False):
+            if ir.Context.current is not None:  # inlined into another trace
+                return compile_or_execute(self, args, kwargs, execute=execute, return_compiled=return_compiled)
+            handle = guarded_jit.attach(self)
+            handle.before_call(self)
+            signature = None
+            if not return_compiled:
+                signature, bound = fast_path.bind(self, args, kwargs)
+                call = fast_path.calls_of(self).get(signature) if signature is not None else None
+                if call is not None:
+                    return fast_path.run(self, call, bound, execute)
+            result = _recorded(handle, lambda: compile_or_execute(self, args, kwargs, execute=execute,
+                                                                  return_compiled=return_compiled),
+                               lambda: compiled[0])
+            fast_path.keep(self, signature)
+            return result
+
+        jit._compile_or_execute = _compile_or_execute
 
     def _wrap(self, cls, name):
         original = cls.__dict__[name]
