@@ -13,7 +13,7 @@ reference never runs stale code, and needs no change.
 
 import weakref
 
-from . import guarded_jit
+from . import guarded_jit, jit_caches
 
 _origins = {}  # id(CompiledArtifact) -> _Origin, while the artifact lives (a plain dict: read on every call)
 
@@ -50,7 +50,7 @@ def ensure_current(compiled, args):
     handle.before_call(jit_function)
     if handle.generation == origin.generation:
         return
-    keyed_by_signature = "_call_state_cache" in vars(jit_function)  # 0.4.2; 0.5.0 keys by the traced IR
+    keyed_by_signature = jit_caches.keyed_by_signature()
     if keyed_by_signature and jit_function._mem_cache.get(origin.cache_key) is compiled._keepalive:
         origin.generation = handle.generation  # its version is current again (restored)
         return

@@ -22,6 +22,11 @@ def use(release):
     _kind = release.kind
 
 
+def keyed_by_signature():
+    """Whether the release keys its artifacts by call signature (0.4.2), not by traced IR (0.5.0)."""
+    return _kind == compat.PER_SIGNATURE
+
+
 def take(jit_function):
     """Empties `jit_function`'s caches; returns what they held."""
     names = compat.INSTANCE_CACHES[_kind]

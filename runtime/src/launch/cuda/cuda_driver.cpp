@@ -207,32 +207,33 @@ CUcontext use_device(int ordinal)
     return context;
 }
 
-CUresult wait(CUstream stream, bool (*interrupted)())
+namespace
 {
-    const driver_api& api = driver();
+// Polls `query` on `handle` (a stream or an event) until it is no longer
+// busy, or the user interrupts: NOT_READY then.
+template <typename Handle>
+CUresult wait_until_done(CUresult (*query)(Handle), Handle handle, bool (*interrupted)())
+{
     CUresult state = CUDA_SUCCESS;
     const bool finished = poll_until(
         [&]
         {
-            state = api.cuStreamQuery(stream);
+            state = query(handle);
             return state != CUDA_ERROR_NOT_READY;
         },
         interrupted);
     return finished ? state : CUDA_ERROR_NOT_READY;
 }
+} // namespace
+
+CUresult wait(CUstream stream, bool (*interrupted)())
+{
+    return wait_until_done(driver().cuStreamQuery, stream, interrupted);
+}
 
 CUresult wait(CUevent event, bool (*interrupted)())
 {
-    const driver_api& api = driver();
-    CUresult state = CUDA_SUCCESS;
-    const bool finished = poll_until(
-        [&]
-        {
-            state = api.cuEventQuery(event);
-            return state != CUDA_ERROR_NOT_READY;
-        },
-        interrupted);
-    return finished ? state : CUDA_ERROR_NOT_READY;
+    return wait_until_done(driver().cuEventQuery, event, interrupted);
 }
 
 bool synchronize(int ordinal, std::int64_t stream, bool (*interrupted)())
