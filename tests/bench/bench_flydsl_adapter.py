@@ -12,7 +12,9 @@
     evict, trace again, recompile) -- the same compile on both sides;
 (5) what a user of plain FlyDSL does to be sure a helper edit took effect
     (clear, rebuild, recompile) vs what the adapter does when nothing
-    changed (validate, reuse).
+    changed (validate, reuse);
+(6) ``flydsl.autotune``'s lookup of a tuned config (``resolve_config``), FlyDSL
+    alone vs with the adapter (its config's guard checked per call).
 
 Each measure runs for the pinned FlyDSL (requirements.txt) in this process
 and for the release before it (requirements-flydsl-previous.txt, from
@@ -75,7 +77,8 @@ def main():
                 ("call of a flyc.compile result (launch itself a no-op)", alone["compiled"], guarded["compiled"],
                  1e6, "us"),
                 ("helper changed: cache_clear+recompile / next call sees it", alone["changed"], guarded["changed"],
-                 1e3, "ms")]
+                 1e3, "ms"),
+                ("autotuned: resolve_config of a tuned key", alone["tuned"], guarded["tuned"], 1e6, "us")]
         for label, plain, with_adapter, scale, unit in rows:
             print(f"{run['version']:8} {label:58} {plain * scale:9.2f} {unit} {with_adapter * scale:11.2f} {unit} "
                   f"{with_adapter / plain:6.2f}x")
@@ -108,8 +111,26 @@ def measure():
         changed = helper_changed(folder, module, rebuild if not guarded else lambda: launcher(a, b, c, 1024))
         results["guarded" if guarded else "alone"] = {
             "hit": hit, "compile": compile_once, "rebuild": best_of(rebuild, repeats=5),
-            "compiled": compiled_call(module, a, b, c), "changed": changed}
+            "compiled": compiled_call(module, a, b, c), "changed": changed,
+            "tuned": tuned_lookup(launcher, folder / f"autotune-{guarded}", a, b, c)}
     return results
+
+
+def tuned_lookup(launcher, cache_dir, a, b, c):
+    """Per lookup of a tuned config; tuned once first (no GPU: each candidate
+    compiles and is given a time)."""
+    from flydsl.autotune import Autotuner, Config
+
+    os.environ["FLYDSL_AUTOTUNE_CACHE_DIR"] = str(cache_dir)
+    times = iter((2.0, 1.0))
+
+    def bench(kernel_call, warmup, rep):
+        kernel_call()
+        return next(times)
+
+    tuner = Autotuner(launcher, [Config(waves_per_eu=1), Config(waves_per_eu=2)], ["n"], 0, 1, do_bench_fn=bench)
+    tuner.resolve_config(a, b, c, 1024)
+    return seconds_per_call(lambda: tuner.resolve_config(a, b, c, 1024))
 
 
 def seconds_per_call(fn, budget=0.3, repeats=5):

@@ -24,6 +24,7 @@ import flydsl.compiler as flyc  # noqa: E402
 
 import flyrt.flydsl_adapter as adapter  # noqa: E402
 from flyrt import factories, invalidation  # noqa: E402
+from autotuned_source import AUTOTUNED  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 _counter = itertools.count()
@@ -579,59 +580,76 @@ def test_a_device_library_kernel_kept_as_a_compile_result_is_rebound(monkeypatch
     assert launches == [first, launcher._cf._keepalive] and launcher._cf._keepalive is not first
 
 
-AUTOTUNED = """
-from flydsl.autotune import Config, autotune
+EDITED_OFFSET = "def offset(x):\n    return x + 2.0\n"
 
 
-def offset(x):
-    return x + 1.0
+@pytest.fixture
+def autotuned(make_module, monkeypatch, tmp_path):
+    monkeypatch.setenv("FLYDSL_AUTOTUNE_CACHE_DIR", str(tmp_path / "autotune"))
+    module = make_module(AUTOTUNED)
+    calls = []
+
+    def resolve(tuner, times):
+        """The BLOCK `tuner` resolves for a call, and how many candidates it benchmarked."""
+        module.TIMES[:] = times
+        invalidation.collect_recompiles()
+        block = tuner.resolve_config(torch.ones(256), torch.empty(256), 256).kwargs["BLOCK"]
+        calls.append([n for n in invalidation.drain_recompiles() if n.what.startswith("autotuned")])
+        return block, len(times) - len(module.TIMES)
+
+    resolve.notices = calls
+    return module, resolve, tmp_path / "autotune"
 
 
-@flyc.kernel
-def tuned_kernel(A: fx.Tensor, C: fx.Tensor, BLOCK: fx.Constexpr[int]):
-    i = fx.block_idx.x * BLOCK + fx.thread_idx.x
-    C[i] = offset(A[i])
-
-
-@autotune(configs=[Config(BLOCK=64), Config(BLOCK=128)], key=["n"])
-@flyc.jit
-def tuned(A: fx.Tensor, C: fx.Tensor, n: fx.Constexpr[int], BLOCK: fx.Constexpr[int]):
-    tuned_kernel(A, C, BLOCK).launch(grid=(n // BLOCK, 1, 1), block=(BLOCK, 1, 1))
-"""
-
-
-def test_an_autotuned_config_is_chosen_again_for_edited_code_and_kept_for_the_old(make_module, monkeypatch,
-                                                                                 tmp_path):
+def test_an_autotuned_config_is_dropped_when_the_code_it_was_tuned_for_changes(autotuned):
     """FlyDSL's autotune key has no fingerprint of the code: an edited helper
     would keep the config tuned for the old code, in memory and on disk. The
-    adapter keys it by the code too (no GPU here: each config's benchmark
-    is a number the test gives)."""
+    adapter ties each config to the engine's record of what the tuned code
+    read: an edit drops it (memory and disk) and this call tunes again."""
+    module, resolve, folder = autotuned
+    assert resolve(module.tuned, [2.0, 1.0]) == (128, 2)  # both candidates compiled and timed
+    assert resolve(module.tuned, [2.0, 1.0]) == (128, 0) and resolve.notices[-1] == []
+    on_disk = json.loads((folder / "tuned.json").read_text())
+    manifests = json.loads((folder / "tuned.flyrt-deps.json").read_text())
+    assert list(on_disk) == list(manifests)
+    assert any(name == "offset" for _, _, name, _ in manifests[next(iter(manifests))])
+
+    exec(EDITED_OFFSET, module.__dict__)  # the kernel's helper edited in a cell
+    assert resolve(module.tuned, [0.5, 1.0]) == (64, 2)
+    [notice] = resolve.notices[-1]
+    assert notice.what == "autotuned tuned" and notice.outcome == "re-tuned"
+    assert any("'offset'" in reason for reason in notice.reasons), notice.reasons
+    assert "re-tuned autotuned tuned" in invalidation.format_notice([], [notice])
+    [config] = json.loads((folder / "tuned.json").read_text()).values()
+    assert config == {"BLOCK": 64}  # the old code's config is gone from disk too
+    assert resolve(module.tuned, [9.0, 9.0]) == (64, 0)
+
+    exec("A = 1", module.__dict__)  # a change that changes nothing it read: kept
+    assert resolve(module.tuned, [9.0, 9.0]) == (64, 0) and resolve.notices[-1] == []
+
+
+def test_another_process_keeps_a_config_whose_code_is_unchanged_and_drops_one_whose_code_changed(autotuned):
     from flydsl.autotune import Autotuner
 
-    monkeypatch.setenv("FLYDSL_AUTOTUNE_CACHE_DIR", str(tmp_path / "autotune"))
-    benched = []
-    speed = {64: 2.0, 128: 1.0}  # ms: the tuner keeps the faster
+    module, resolve, folder = autotuned
+    assert resolve(module.tuned, [2.0, 1.0]) == (128, 2)
 
-    def bench_one(self, config, args, kwargs):
-        benched.append(config.kwargs["BLOCK"])
-        return speed[config.kwargs["BLOCK"]]
+    def fresh():  # what another process's decorator makes: the configs from disk
+        return Autotuner(module.tuned.fn, module.tuned.configs, ["n"], 5, 25, do_bench_fn=module.bench)
 
-    monkeypatch.setattr(Autotuner, "_bench_one", bench_one)
-    module = make_module(AUTOTUNED)
-    args = (torch.ones(256), torch.empty(256), 256)
-    assert module.tuned.resolve_config(*args).kwargs["BLOCK"] == 128 and benched == [64, 128]
-    module.tuned.resolve_config(*args)
-    assert benched == [64, 128]  # tuned once
+    assert resolve(fresh(), [9.0, 9.0]) == (128, 0)
+    exec(EDITED_OFFSET, module.__dict__)
+    assert resolve(fresh(), [0.5, 1.0]) == (64, 2)
+    [notice] = resolve.notices[-1]
+    assert any("'offset'" in reason for reason in notice.reasons), notice.reasons
 
-    original = module.offset
-    exec("def offset(x):\n    return x + 2.0\n", module.__dict__)  # the kernel's helper edited in a cell
-    speed.update({64: 0.5})
-    assert module.tuned.resolve_config(*args).kwargs["BLOCK"] == 64 and benched == [64, 128, 64, 128]
-    module.offset = original  # A -> B -> A: A's config, not tuned again
-    assert module.tuned.resolve_config(*args).kwargs["BLOCK"] == 128 and len(benched) == 4
+    (folder / "tuned.flyrt-deps.json").unlink()  # tuned without the adapter: what it fits is unknown
+    assert resolve(fresh(), [2.0, 1.0]) == (128, 2)
+    [notice] = resolve.notices[-1]
+    assert "nothing records what its code read" in notice.reasons[0]
 
-    # another process: the configs on disk, each under the code it was tuned for
-    fresh = Autotuner(module.tuned.fn, module.tuned.configs, ["n"], 5, 25)
-    assert fresh.resolve_config(*args).kwargs["BLOCK"] == 128 and len(benched) == 4
-    exec("def offset(x):\n    return x + 2.0\n", module.__dict__)
-    assert fresh.resolve_config(*args).kwargs["BLOCK"] == 64 and len(benched) == 4
+    (folder / "tuned.flyrt-deps.json").write_text("{not json")
+    with pytest.warns(RuntimeWarning, match="unreadable autotune manifest"):
+        tuner = fresh()
+    assert resolve(tuner, [0.5, 1.0]) == (64, 2)
+    assert resolve(fresh(), [9.0, 9.0]) == (64, 0)  # the manifest was written again

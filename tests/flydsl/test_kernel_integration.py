@@ -8,6 +8,8 @@ import pytest
 
 pytest.importorskip("flydsl", reason="the real FlyDSL is not installed")
 
+from autotuned_source import AUTOTUNED  # noqa: E402
+
 HELPERS = """
 import flydsl.compiler as flyc
 
@@ -90,3 +92,55 @@ def test_helper_edited_in_its_file_is_reloaded_evicted_and_traced_again(kernel, 
         kflydsl_helpers.scale = tripled
         {LAUNCH}"""))
     assert "flyrt: recompiled launcher compile_launch.<locals>.launch: 'scale' in module kflydsl_helpers" in text
+
+
+RESOLVE = "TIMES[:] = {times}\nprint('BLOCK', tuned.resolve_config(torch.ones(256), torch.empty(256), 256).kwargs['BLOCK'])"
+
+
+def test_an_autotuned_config_is_dropped_and_tuned_again_when_a_cell_edits_its_helper(fresh_kernel, tmp_path):
+    run(fresh_kernel, textwrap.dedent(f"""
+        import os, torch
+        os.environ["FLYDSL_AUTOTUNE_CACHE_DIR"] = {str(tmp_path / "autotune")!r}
+        import flyrt.flydsl_adapter as adapter
+        adapter.use_compile_only("gfx942")"""))
+    run(fresh_kernel, AUTOTUNED)
+    _, text = run(fresh_kernel, RESOLVE.format(times=[2.0, 1.0]))
+    assert "[autotune] tuning 2 configs" in text and "BLOCK 128" in text
+    _, text = run(fresh_kernel, RESOLVE.format(times=[]))
+    assert text.strip() == "BLOCK 128"  # the tuned config, nothing said
+
+    run(fresh_kernel, "def offset(x):\n    return x + 2.0")
+    _, text = run(fresh_kernel, RESOLVE.format(times=[0.5, 1.0]))
+    assert "[autotune] tuning 2 configs" in text and "BLOCK 64" in text
+    assert ("flyrt: re-tuned autotuned tuned: 'offset' in module __main__ now refers to a different function" in text
+            and "the config tuned for the code before was dropped (memory and disk)" in text), text
+
+
+def test_a_helper_defined_in_a_cell_and_edited_in_another_is_traced_again(fresh_kernel):
+    """xeus names a cell after a file its debugger would write, which is not
+    on disk: the recorder still follows the cell's code (its source is in
+    linecache), so a helper redefined in a later cell evicts the launcher."""
+    run(fresh_kernel, textwrap.dedent("""
+        import torch
+        import flyrt.flydsl_adapter as adapter
+        adapter.use_compile_only("gfx942")
+        import flydsl.compiler as flyc, flydsl.expr as fx"""))
+    run(fresh_kernel, textwrap.dedent("""
+        def offset(x):
+            return x + 1.0
+
+        @flyc.kernel
+        def cell_kernel(A: fx.Tensor, C: fx.Tensor):
+            i = fx.block_idx.x * 64 + fx.thread_idx.x
+            C[i] = offset(A[i])
+
+        @flyc.jit
+        def cell_launch(A: fx.Tensor, C: fx.Tensor):
+            cell_kernel(A, C).launch(grid=(4, 1, 1), block=(64, 1, 1))
+
+        cell_launch(torch.ones(256), torch.empty(256))"""))
+    _, text = run(fresh_kernel, "def offset(x):\n    return x + 2.0")
+    assert "flyrt: evicted launcher cell_launch: 'offset' in module __main__" in text, text
+    _, text = run(fresh_kernel, "cell_launch(torch.ones(256), torch.empty(256))\n"
+                                "print(adapter.handle_of(cell_launch).cache_info())")
+    assert "misses=2" in text, text

@@ -29,8 +29,9 @@ def collect_recompiles():
 
 class StaleCall:
     """A call found `what` stale; `outcome` is what replaced its artifact, set
-    once known: "compiled", "disk cache", or "reused" (an earlier artifact
-    whose dependencies match again, A -> B -> A); `where`, a GPU's name when
+    once known: "compiled", "disk cache", "reused" (an earlier artifact
+    whose dependencies match again, A -> B -> A) or "re-tuned" (an autotuned
+    config, dropped for the code it was tuned for); `where`, a GPU's name when
     the artifact is for one."""
 
     __slots__ = ("what", "reasons", "outcome", "where")
@@ -113,6 +114,9 @@ def format_notice(notices, recompiled=()):
         if notice.outcome == "reused":
             lines.append(f"flyrt: re-validated {what}: {why}; reused the artifact built earlier for what "
                          "it reads now (nothing recompiled)")
+        elif notice.outcome == "re-tuned":
+            lines.append(f"flyrt: re-tuned {what}: {why}; the config tuned for the code before was dropped "
+                         "(memory and disk)")
         elif notice.outcome == "disk cache":
             lines.append(f"flyrt: reloaded {what} from the disk cache: {why}")
         else:

@@ -128,13 +128,28 @@ def _current(kind, where, name):
     return probe(value, "__wrapped__", value)  # a factory: the function its lru_cache wraps
 
 
-def holds(specs):
-    """Every dependency in `specs` has, in this process, the fingerprint it had then."""
+def _place(where):
+    return f"module {where[1]}" if where[0] == "module" else f"class {where[2]} ({where[1]})"
+
+
+def _changed(specs):
     for kind, where, name, printed in specs:
         value = _current(kind, where, name)
-        if value is MISSING or portable_fingerprint(value) != printed:
-            return False
-    return True
+        if value is MISSING:
+            yield f"'{name}' is gone from {_place(where)}"
+        elif portable_fingerprint(value) != printed:
+            yield (f"'{name}' in {_place(where)} changed" if kind == "binding"
+                   else f"function {name} ({where[1]}) changed")
+
+
+def holds(specs):
+    """Every dependency in `specs` has, in this process, the fingerprint it had then."""
+    return next(_changed(specs), None) is None
+
+
+def changes(specs):
+    """What changed of the dependencies in `specs` since they were written: empty when they hold."""
+    return list(_changed(specs))
 
 
 def recorder_from(specs):

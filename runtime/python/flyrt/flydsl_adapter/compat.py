@@ -16,8 +16,8 @@ release are known, told apart by what they do, not by their version:
   (``fast_path``), and guards what FlyDSL itself does not re-check: the
   ``CompiledFunction`` of ``flyc.compile``.
 
-Both have ``flydsl.autotune``, whose configs the adapter keys by the code they
-were tuned for too (``autotune_key``).
+Both have ``flydsl.autotune``, whose configs the adapter ties to what the code
+they were tuned for read (``autotuned_configs``).
 
 A release whose version was not tested here but which has the hooks of one
 kind is guarded as that kind, with a warning; a hook missing leaves out what
@@ -52,17 +52,18 @@ INSTANCE_CACHES = {
     TRACE_PER_CALL: ("_flyrt_calls",),
 }
 COMPILED_FUNCTION_SLOTS = ("_keepalive", "_call_lock", "_call_state")
-_AUTOTUNE = "autotuned configs keyed by the code they were tuned for"
+_AUTOTUNE = "autotuned configs dropped when the code they were tuned for changes"
+AUTOTUNER_HOOKS = ("_make_key", "_load_disk_cache", "_save_disk_cache")
 # Module functions of flydsl.compiler.jit_function the fast path calls.
 _TRACE_PER_CALL_FUNCTIONS = ("_build_call_state",)
 
 
-def _has_autotuner_key():
+def _autotuner_lacks():
     try:
         from flydsl.autotune import Autotuner
     except ImportError:
-        return False
-    return hasattr(Autotuner, "_make_key")
+        return ["flydsl.autotune"]
+    return [f"Autotuner.{hook}" for hook in AUTOTUNER_HOOKS if not hasattr(Autotuner, hook)]
 
 
 class UnsupportedFlyDSL(RuntimeError):
@@ -111,8 +112,7 @@ def probe(flydsl, jit_function_module):
             missing += [name for name in _TRACE_PER_CALL_FUNCTIONS if not hasattr(jit_function_module, name)]
         if not missing and not slots:
             optional = [hook for hook in _OPTIONAL[kind] if not hasattr(cls, hook)]
-            if not _has_autotuner_key():
-                optional.append("Autotuner._make_key")
+            optional += _autotuner_lacks()
             return Release(version, kind, version in TESTED, optional)
         lacking[kind] = missing + slots
     named = "; ".join(f"as a release with {kind} it lacks {', '.join(missing)}" for kind, missing in lacking.items())

@@ -16,8 +16,9 @@ Every kind of release (compat.py):
 A release with per-signature caches (0.4.2) also has ``_trace_and_compile``
 wrapped, to record what the user's code reads while it traces, and
 ``_ensure_cache_manager``, to fold that into its disk keys (``disk_key``).
-``flydsl.autotune``'s ``Autotuner._make_key`` gets the digest of the code the
-tuned function runs (``autotune_key``). A release that traces per call (0.5.0)
+``flydsl.autotune``'s ``Autotuner`` checks the config of each key it makes
+against what the tuned code read, and keeps a manifest of that beside its
+file when it loads or saves (``autotuned_configs``). A release that traces per call (0.5.0)
 records around the whole traced call
 instead, and runs a call whose signature it ran before without the trace
 while the guard holds (``fast_path``); ``MlirCompiler.compile`` is counted,
@@ -83,21 +84,35 @@ class Patches:
             self._per_signature(jit)
         else:
             self._trace_per_call(jit)
-        if self._release.has("Autotuner._make_key"):
+        if all(self._release.has(f"Autotuner.{hook}") for hook in compat.AUTOTUNER_HOOKS):
             self._autotuner()
 
     def _autotuner(self):
         from flydsl.autotune import Autotuner
 
-        from . import autotune_key
+        from . import autotuned_configs
 
         make_key = self._wrap(Autotuner, "_make_key")
+        load, save = self._wrap(Autotuner, "_load_disk_cache"), self._wrap(Autotuner, "_save_disk_cache")
 
         @functools.wraps(make_key)
         def _make_key(self, *args, **kwargs):
-            return autotune_key.keyed(self, make_key(self, *args, **kwargs))
+            key = make_key(self, *args, **kwargs)
+            autotuned_configs.check(self, key)
+            return key
 
-        Autotuner._make_key = _make_key
+        @functools.wraps(load)
+        def _load_disk_cache(self):
+            load(self)
+            autotuned_configs.loaded(self)
+
+        @functools.wraps(save)
+        def _save_disk_cache(self):
+            save(self)
+            autotuned_configs.saved(self)
+
+        Autotuner._make_key, Autotuner._load_disk_cache, Autotuner._save_disk_cache = (
+            _make_key, _load_disk_cache, _save_disk_cache)
 
     def _per_signature(self, jit):
         ir = self._module.ir

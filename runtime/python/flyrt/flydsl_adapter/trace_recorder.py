@@ -17,6 +17,7 @@ events.
 
 import dis
 import inspect
+import linecache
 import os
 import sys
 import types
@@ -98,14 +99,16 @@ def _steps(instructions, index):
 
 def _is_user_code(code):
     """Notebook cells and the user's own files; not code generated at run
-    time (namedtuple, dataclass methods), which has no file."""
+    time (namedtuple, dataclass methods), which has no file. A cell's file
+    name may look like a path (xeus names cells after the file its debugger
+    would write): its source is in linecache, where IPython's compiler put it."""
     filename = code.co_filename
     user = _user_files.get(filename)
     if user is None:
         if filename.startswith("<"):
             user = not filename.startswith(("<frozen", "<string>"))
         else:
-            user = is_user_file(filename) and os.path.isfile(filename)
+            user = is_user_file(filename) and (os.path.isfile(filename) or filename in linecache.cache)
         _user_files[filename] = user
     return user
 
