@@ -6,11 +6,15 @@
 #                     files; Graphviz's dot (for %flydsl graph)
 #   .gpu/wheels/      the kernel's and nbconvert's Python packages, for CPython
 #                     3.12 there, at the versions requirements.txt pins
+# and into .gpu-flydsl/ the pinned FlyDSL's cp312 wheel, unpacked and
+# recompressed (its wheel is 77 MB, this 54): it travels in a call of its own.
 # scripts/gpu_setup.sh unpacks and builds from them there. Idempotent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-mkdir -p .gpu/debs .gpu/wheels
-grep -qx '/.gpu/' .git/info/exclude 2>/dev/null || echo '/.gpu/' >>.git/info/exclude
+mkdir -p .gpu/debs .gpu/wheels .gpu-flydsl
+for folder in /.gpu/ /.gpu-flydsl/; do
+    grep -qx "$folder" .git/info/exclude 2>/dev/null || echo "$folder" >>.git/info/exclude
+done
 [[ -f .gpu/llvm.tar.xz ]] || ../shared/tools/gpu-llvm-bundle .gpu/llvm.tar.xz
 
 # xeus, ZeroMQ, and what they link, for building the kernel there; the
@@ -19,7 +23,8 @@ grep -qx '/.gpu/' .git/info/exclude 2>/dev/null || echo '/.gpu/' >>.git/info/exc
 debs=(libxeus6 xeus-dev libzmq5 libzmq3-dev cppzmq-dev nlohmann-json3-dev xtl-dev pybind11-json-dev
       libsodium23 libpgm-5.3-0 libnorm1 libbsd0 libmd0 libgssapi-krb5-2 libkrb5-3 libk5crypto3
       libkrb5support0 libkeyutils1 uuid-dev libuuid1 libssl-dev
-      graphviz libgvc6 libcgraph6 libcdt5 libpathplan4 libltdl7 libxdot4)
+      graphviz libgvc6 libcgraph6 libcdt5 libpathplan4 libltdl7 libxdot4
+      rocm-device-libs)  # ocml/ockl bitcode: FlyDSL's compile-only kernels that call ROCm's device library
 missing=()
 for deb in "${debs[@]}"; do
     compgen -G ".gpu/debs/${deb}_*.deb" >/dev/null || missing+=("$deb")
@@ -44,4 +49,15 @@ for tag in manylinux_2_28 manylinux_2_27 manylinux_2_17 manylinux2014 manylinux_
 done
 .venv/bin/python -m pip download -q --disable-pip-version-check --no-deps --only-binary=:all: \
     --python-version 3.12 --implementation cp "${platforms[@]}" -d .gpu/wheels "${pins[@]}"
-du -sh .gpu/llvm.tar.xz .gpu/debs .gpu/wheels
+flydsl=$(grep -E '^flydsl==' requirements.txt)
+bundle=.gpu-flydsl/${flydsl/==/-}-cp312.tar.xz
+if [[ ! -f $bundle ]]; then
+    rm -rf .gpu-flydsl/*
+    unpacked=$(mktemp -d)
+    .venv/bin/python -m pip download -q --disable-pip-version-check --no-deps --only-binary=:all: \
+        --python-version 3.12 --implementation cp "${platforms[@]}" -d "$unpacked" "$flydsl"
+    (cd "$unpacked" && python3 -m zipfile -e ./*.whl . && rm ./*.whl && tar cf - . | xz -T0 -6) >"$bundle.tmp"
+    mv "$bundle.tmp" "$bundle"
+    rm -rf "$unpacked"
+fi
+du -sh .gpu/llvm.tar.xz .gpu/debs .gpu/wheels "$bundle"

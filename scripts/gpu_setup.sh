@@ -6,6 +6,9 @@
 # and installs them with the kernelspec; writes $work/env.sh, which puts the
 # kernel, `jupyter` and the packages on the paths:
 #   scripts/gpu_setup.sh && source /tmp/xflydsl-gpu/env.sh
+# With .gpu-flydsl/ brought along (a call of its own: .gpu/ and it are each
+# near the 64 MiB one call carries), FlyDSL too, and a ROCm-shaped directory
+# for its compile-only builds (the bundle's ld.lld, Debian's device library).
 # Idempotent: a second run rebuilds only what changed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -60,6 +63,18 @@ cmake --build "$work/build" -- --quiet
 cmake --install "$work/build" >/dev/null
 site=$("$python" -c "import sys; print('$work/install/lib/python%d.%d/site-packages' % sys.version_info[:2])")
 
+flydsl_site=""
+bundle=$(compgen -G ".gpu-flydsl/flydsl-*-cp312.tar.xz" | head -1) || true
+if [[ -n $bundle && ! -d $work/flydsl ]]; then
+    mkdir -p "$work/flydsl.new"
+    tar xJf "$bundle" -C "$work/flydsl.new"
+    mv "$work/flydsl.new" "$work/flydsl"
+fi
+[[ -d $work/flydsl ]] && flydsl_site=":$work/flydsl"
+mkdir -p "$work/rocm/llvm/bin"
+ln -sfn "$work/llvm/bin/ld.lld" "$work/rocm/llvm/bin/ld.lld"
+ln -sfn "$sysroot/$arch_libs/amdgcn" "$work/rocm/amdgcn"
+
 graphviz=""
 if ! command -v dot >/dev/null; then
     graphviz="export PATH=\"\$PATH:$sysroot/usr/bin\" GVBINDIR=$sysroot/$arch_libs/graphviz"
@@ -69,7 +84,8 @@ cat >"$work/env.sh" <<ENV
 source "$work/llvm/setup.sh"
 export FLYRT_LLVM_BIN="\$LLVM_ROOT/bin"  # the bundle's readelf/objdump, for the AMD code-object checks
 export PATH="$work/install/bin:$work/site/bin:\$PATH"
-export PYTHONPATH="$site:$work/site\${PYTHONPATH:+:\$PYTHONPATH}"
+export PYTHONPATH="$site:$work/site$flydsl_site\${PYTHONPATH:+:\$PYTHONPATH}"
+export ROCM_PATH="$work/rocm"  # FlyDSL's compile-only link (no ROCm here)
 export JUPYTER_PATH="$work/install/share/jupyter" JUPYTER_PLATFORM_DIRS=1
 export LD_LIBRARY_PATH="\${LD_LIBRARY_PATH:+\$LD_LIBRARY_PATH:}$sysroot/$arch_libs"
 $graphviz

@@ -11,7 +11,7 @@ export PYDEVD_DISABLE_FILE_VALIDATION=1
 
 ctest --test-dir build --output-on-failure
 python -m pytest tests -rs "$@"
-echo "run_tests: tests/flydsl on $(cat requirements-flydsl-previous.txt | grep -v '^#')"
-PYTHONPATH="$PWD/.flydsl-previous${PYTHONPATH:+:$PYTHONPATH}" python -m pytest tests/flydsl tests/kernel/test_notebooks.py \
+echo "run_tests: tests/flydsl_adapter on $(cat requirements-flydsl-previous.txt | grep -v '^#')"
+PYTHONPATH="$PWD/.flydsl-previous${PYTHONPATH:+:$PYTHONPATH}" python -m pytest tests/flydsl_adapter tests/kernel/test_notebooks.py \
     -k flydsl -rs "$@"
 scripts/test_pythons.sh

@@ -13,7 +13,7 @@ run() {
     local cache status
     cache=$(mktemp -d)
     FLYRT_GLOBAL_DRIFT=$1 ROCM_PATH="$rocm" FLYDSL_RUNTIME_CACHE_DIR="$cache" \
-        PYTHONPATH="$repo/tests/flydsl" "$python" -m pytest tests/unit/test_jit_cache_key*.py \
+        PYTHONPATH="$repo/tests/flydsl_adapter" "$python" -m pytest tests/unit/test_jit_cache_key*.py \
         -q -p no:cacheprovider -p upstream_adapter_plugin && status=0 || status=$?
     rm -rf "$cache"
     return $status

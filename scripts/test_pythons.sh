@@ -43,10 +43,18 @@ for version in "${versions[@]}"; do
         "$base" -m venv "$venv"
     fi
     packages="numpy pybind11 pytest ipython PyYAML"  # PyYAML: the AMD code-object checks read llvm-readelf's YAML
-    pins="$(sha256sum requirements.txt) $packages"
+    constraints=requirements.txt override=requirements-py$version.txt
+    if [[ -f $override ]]; then  # pins this version takes instead
+        constraints=$venv/constraints.txt
+        overridden=$(grep -oE '^[A-Za-z0-9_.-]+==' "$override" | paste -sd'|')
+        { grep -viE "^($overridden)" requirements.txt; grep -v '^#' "$override"; } >"$constraints"
+    else
+        override=
+    fi
+    pins="$(sha256sum requirements.txt $override) $packages"
     if [[ $(cat "$venv/.installed" 2>/dev/null) != "$pins" ]]; then
         # shellcheck disable=SC2086  # one word per package
-        "$venv/bin/python" -m pip install -q --disable-pip-version-check -c requirements.txt $packages
+        "$venv/bin/python" -m pip install -q --disable-pip-version-check -c "$constraints" $packages
         echo "$pins" >"$venv/.installed"
     fi
     if [[ ! -f $build/build.ninja ]]; then

@@ -2,7 +2,7 @@
 # FindPython picks whatever python3 comes first on PATH) and the pybind11
 # installed in it. `components`: the Python3 components to require.
 macro(flyrt_find_python components)
-    find_package(Python3 3.11 REQUIRED COMPONENTS Interpreter ${components})
+    find_package(Python3 3.10 REQUIRED COMPONENTS Interpreter ${components})
     execute_process(
         COMMAND "${Python3_EXECUTABLE}" -c "import pybind11; print(pybind11.get_cmake_dir())"
         OUTPUT_VARIABLE pybind11_DIR OUTPUT_STRIP_TRAILING_WHITESPACE COMMAND_ERROR_IS_FATAL ANY)

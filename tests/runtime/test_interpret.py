@@ -269,7 +269,7 @@ def test_out_of_bounds_access_is_an_index_error_at_the_kernels_line():
             stray(x, out, 3)
         where = f"{__file__}:{line_of('out[i] = x[i + n]  # the line')}"
         assert str(info.value).startswith(f"index (8) is out of bounds for tensor 'x' of shape (8) at {where}")
-        assert "thread (5,0,0)" in "".join(getattr(info.value, "__notes__", []))
+        assert "thread (5,0,0)" in "".join(getattr(info.value, "__notes__", [str(info.value)]))  # 3.10: the message
         assert info.traceback[-1].path == Path(__file__) or any(e.path == Path(__file__) for e in info.traceback)
         stray(x, out, 0)  # the next launch works
         np.testing.assert_array_equal(out, x)

@@ -479,7 +479,9 @@ def _rewritten_code(fn):
     compiled = compile(module, code.co_filename, "exec")
     factory_code = next(c for c in compiled.co_consts if isinstance(c, types.CodeType))
     new_code = next(c for c in factory_code.co_consts if isinstance(c, types.CodeType) and c.co_name == _DEFINED)
-    new_code = _renamed(new_code, new_code.co_qualname, code.co_qualname, code.co_name)
+    # Code objects carry a qualified name from CPython 3.11 on; 3.10's tracebacks show co_name alone.
+    new_code = _renamed(new_code, getattr(new_code, "co_qualname", None), getattr(code, "co_qualname", None),
+                        code.co_name)
     if len(_rewritten) >= _REWRITTEN_KEPT:
         del _rewritten[next(iter(_rewritten))]
     _rewritten[code, code.co_filename] = new_code
@@ -488,14 +490,18 @@ def _rewritten_code(fn):
 
 def _renamed(code, old, new, name):
     """`code` (and the code nested in it) named as the user named the
-    function (`name`, qualified `new`): tracebacks show `run`, not
-    `__fly_factory.<locals>.run`, and a branch or loop body the rewrite made
-    is named after its function."""
-    consts = tuple(_renamed(c, old, new, name) if isinstance(c, types.CodeType) else c for c in code.co_consts)
+    function (`name`, qualified `new`; None where code has no qualified
+    name): tracebacks show `run`, not `__fly_factory.<locals>.run`, and a
+    branch or loop body the rewrite made is named after its function."""
+    changes = {"co_consts": tuple(_renamed(c, old, new, name) if isinstance(c, types.CodeType) else c
+                                  for c in code.co_consts)}
     if code.co_name.startswith("__fly_"):
-        return code.replace(co_name=name, co_qualname=new, co_consts=consts)
-    qualname = new + code.co_qualname[len(old):] if code.co_qualname.startswith(old) else code.co_qualname
-    return code.replace(co_qualname=qualname, co_consts=consts)
+        changes["co_name"] = name
+        if new is not None:
+            changes["co_qualname"] = new
+    elif new is not None and code.co_qualname.startswith(old):
+        changes["co_qualname"] = new + code.co_qualname[len(old):]
+    return code.replace(**changes)
 
 
 def rewrite(fn):

@@ -101,10 +101,18 @@ def run_kernel(pending, grid, block_size, smem):
             try:
                 function(**arguments)
             except Exception as error:
-                error.add_note(f"(interpreted: {gpu_thread.name} of kernel {pending.kernel.name})")
+                _note(error, f"(interpreted: {gpu_thread.name} of kernel {pending.kernel.name})")
                 raise
 
     for z in range(grid[2]):
         for y in range(grid[1]):
             for x in range(grid[0]):
                 _runner.run_block(body, (x, y, z), block_dim, grid, smem)
+
+
+def _note(error, note):
+    """PEP 678's note (3.11+); on 3.10, whose tracebacks print no notes, the message's last line."""
+    if hasattr(error, "add_note"):
+        error.add_note(note)
+    elif len(error.args) == 1 and isinstance(error.args[0], str):
+        error.args = (f"{error.args[0]}\n{note}",)

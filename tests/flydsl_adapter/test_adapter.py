@@ -66,8 +66,11 @@ def compile_launch(block: int):
 
 @pytest.fixture(autouse=True)
 def compile_only(tmp_path, monkeypatch):
-    for name in ("COMPILE_ONLY", "ARCH", "ROCM_PATH"):
-        monkeypatch.delenv(name, raising=False)  # put back after the test
+    for name in ("COMPILE_ONLY", "ARCH", "ROCM_PATH"):  # put back after the test
+        if name in os.environ:
+            monkeypatch.setenv(name, os.environ[name])  # a ROCm (or ROCm-shaped) install the machine names
+        else:
+            monkeypatch.delenv(name, raising=False)
     adapter.use_compile_only("gfx942")
     monkeypatch.setenv("FLYDSL_RUNTIME_CACHE_DIR", str(tmp_path / "flydsl-cache"))
     monkeypatch.setenv("FLYDSL_RUNTIME_ENABLE_CACHE", "1")  # FlyDSL's default, which tests/conftest.py turns off

@@ -1,5 +1,5 @@
 """A FlyDSL ``@autotune`` kernel whose helper the tests edit: a module's text
-(tests/flydsl/test_adapter.py) and a notebook cell (test_kernel_integration.py).
+(tests/flydsl_adapter/test_adapter.py) and a notebook cell (test_kernel_integration.py).
 No GPU here: its benchmark compiles each candidate and takes the candidate's
 time from TIMES, in the order FlyDSL benchmarks them."""
 
