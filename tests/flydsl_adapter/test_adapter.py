@@ -268,6 +268,24 @@ def test_a_release_lacking_an_optional_hook_says_what_is_not_guarded(monkeypatch
                            "restart' contract (it lacks JitFunction._check_globals_drift)"]
 
 
+def test_an_autotuner_lacking_a_hook_is_left_alone_and_the_rest_guarded(monkeypatch):
+    adapter.uninstall()
+    from flydsl.autotune import Autotuner
+
+    monkeypatch.delattr(Autotuner, "_save_disk_cache")
+    before = dict(vars(Autotuner))
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            assert adapter.install()
+        assert [str(w.message) for w in caught] == [
+            f"flydsl {flydsl.__version__} is guarded except for autotuned configs dropped when the code they were "
+            "tuned for changes (it lacks Autotuner._save_disk_cache)"]
+        assert dict(vars(Autotuner)) == before  # none of its methods wrapped
+    finally:
+        adapter.uninstall()  # the next test installs the whole adapter again
+
+
 def per_signature():
     """Whether the installed FlyDSL keeps its artifacts per signature (0.4.2), not per traced IR (0.5.0)."""
     from flyrt.flydsl_adapter import compat
