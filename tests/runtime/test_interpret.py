@@ -364,11 +364,24 @@ def test_an_exception_in_one_thread_reaches_the_caller_with_the_kernels_tracebac
 
 def test_ctrl_c_stops_a_running_kernel(interpreted):
     out = np.zeros(32, np.int32)
-    timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
-    timer.start()
-    with pytest.raises(KeyboardInterrupt):
-        misbehaving(out, 4)
-    timer.join()
+    stopped, sent = threading.Event(), []
+
+    def press_ctrl_c():  # again each second while the kernel runs: a lost Ctrl-C fails the test, not hangs it
+        stopped.wait(0.5)
+        while not stopped.is_set():
+            sent.append(1)
+            os.kill(os.getpid(), signal.SIGINT)
+            stopped.wait(1.0)
+
+    presser = threading.Thread(target=press_ctrl_c)
+    presser.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            misbehaving(out, 4)
+    finally:
+        stopped.set()
+        presser.join()
+    assert len(sent) == 1, f"the kernel stopped at Ctrl-C number {len(sent)}"
     assert idle_after_launch()
     misbehaving(out, 0)
     np.testing.assert_array_equal(out, np.arange(32))
