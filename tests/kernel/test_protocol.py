@@ -1,6 +1,7 @@
 """What the conformance suite does not cover, through jupyter_client."""
 
 import os
+import platform
 import re
 import signal
 import subprocess
@@ -199,7 +200,7 @@ def test_kernel_info(kernel):
     assert info["pygments_lexer"] == "ipython3"
     assert info["nbconvert_exporter"] == "python"
     assert info["file_extension"] == ".py"
-    assert info["version"].startswith("3.11")
+    assert info["version"] == platform.python_version()  # the kernel runs this environment's Python
     assert "xflydsl" in content["banner"]
 
 

@@ -48,8 +48,10 @@ private:
 
 } // namespace
 
-interpreter::interpreter(ipython_history& history, std::unique_ptr<iopub_readiness> readiness)
-    : m_history(history), m_readiness(std::move(readiness))
+interpreter::interpreter(ipython_history& history,
+                         std::unique_ptr<iopub_readiness> readiness,
+                         py::module_ native)
+    : m_history(history), m_readiness(std::move(readiness)), m_native(std::move(native))
 {
 }
 
@@ -72,8 +74,7 @@ void interpreter::configure_impl()
         m_gate, [this](const std::string& name, const std::string& text) { publish_stream(name, text); });
     m_comms = std::make_unique<comm_bridge>(comm_manager(), m_gate);
 
-    py::module_ native = py::module_::import("_xflydsl_kernel");
-    m_facade = py::module_::import("xflydsl_shell.kernel").attr("KernelFacade")(native);
+    m_facade = py::module_::import("xflydsl_shell.kernel").attr("KernelFacade")(m_native);
     m_history.attach(m_facade);
 }
 

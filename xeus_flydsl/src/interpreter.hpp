@@ -24,10 +24,13 @@ class interpreter final : public xeus::xinterpreter
 public:
     // `history` is owned by the kernel; it answers through our facade.
     // `readiness` holds the first kernel_info reply until IOPub has a client.
-    interpreter(ipython_history& history, std::unique_ptr<iopub_readiness> readiness);
+    // `native` is the module the facade calls back into (native_module.hpp).
+    interpreter(ipython_history& history,
+                std::unique_ptr<iopub_readiness> readiness,
+                pybind11::module_ native);
     ~interpreter() override;
 
-    // The registered interpreter, for the embedded `_xflydsl_kernel` module.
+    // The registered interpreter, for the native module's callbacks.
     static interpreter& current();
 
     iopub_gate& gate() noexcept { return m_gate; }
@@ -75,6 +78,7 @@ private:
     bool m_fds_captured = false;
     std::unique_ptr<fd_streambuf> m_log; // std::cerr while fds 1 and 2 lead to cells
     std::streambuf* m_cerr_before = nullptr;
+    pybind11::module_ m_native;
     pybind11::object m_facade;
 };
 

@@ -1,5 +1,5 @@
-// `_xflydsl_kernel`: what the Python facade calls back into.
-#include <pybind11/embed.h>
+#include "native_module.hpp"
+
 #include <pybind11/stl.h>
 #include <pybind11_json/pybind11_json.hpp>
 
@@ -7,9 +7,11 @@
 #include "interpreter.hpp"
 
 namespace py = pybind11;
-using xflydsl::interpreter;
 
-PYBIND11_EMBEDDED_MODULE(_xflydsl_kernel, m)
+namespace xflydsl
+{
+
+void define_native_module(py::module_& m)
 {
     m.doc() = "Publishing, stdin and comms of the running xflydsl kernel.";
 
@@ -75,3 +77,5 @@ PYBIND11_EMBEDDED_MODULE(_xflydsl_kernel, m)
           [](const std::string& target_name)
           { interpreter::current().comms().unregister_target(target_name); });
 }
+
+} // namespace xflydsl

@@ -124,8 +124,9 @@ std::string link_code_object(const std::string& object, const std::string& kerne
     const std::string lld = linker_path();
     if (lld.empty())
     {
-        throw std::runtime_error("AMD code objects are linked by LLVM's ld.lld, and none was found (install "
-                                 "Debian's lld-19, or set FLYDSL_LLD to an ld.lld)");
+        throw std::runtime_error(
+            "AMD code objects are linked by LLVM's ld.lld, and none was found (ROCm's "
+            "$ROCM_PATH/llvm/bin has one; or install lld, or set FLYDSL_LLD to an ld.lld)");
     }
     temporary_file input(".o"), output(".hsaco"), log(".log");
     input.write(object);
@@ -151,6 +152,10 @@ std::string linker_path()
     {
         return chosen;
     }
+    // The LLVM flyrt was built with, then PATH, then ROCm's own (a wheel's user on a ROCm machine).
+    const char* rocm = std::getenv("ROCM_PATH");
+    const std::string rocm_tools =
+        std::string(rocm != nullptr && *rocm != '\0' ? rocm : "/opt/rocm") + "/llvm/bin";
     for (const char* name : {"ld.lld-19", "ld.lld"})
     {
         if (auto found = llvm::sys::findProgramByName(name, {FLYRT_LLVM_TOOLS_DIR}))
@@ -158,6 +163,10 @@ std::string linker_path()
             return *found;
         }
         if (auto found = llvm::sys::findProgramByName(name))
+        {
+            return *found;
+        }
+        if (auto found = llvm::sys::findProgramByName(name, {rocm_tools}))
         {
             return *found;
         }

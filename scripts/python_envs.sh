@@ -1,0 +1,73 @@
+# Sourced by the scripts that build or test on a CPython other than the main
+# venv's: finds an interpreter and keeps a venv of it at the project's pins.
+#   find_python VERSION        the path of a CPython VERSION (pyenv's, else python3.X on PATH)
+#   ensure_venv VENV BASE PACKAGE...
+#                              VENV from BASE (created once), PACKAGE... installed at the pins
+#                              of requirements.txt, with requirements-pyX.Y.txt's instead where
+#                              that version has some; reinstalled only when the pins change
+# shellcheck shell=bash
+
+find_python() {
+    local candidate
+    for candidate in $(ls -d "${PYENV_ROOT:-$HOME/.pyenv}/versions/$1".*/bin/python 2>/dev/null | sort -rV) \
+        "python$1"; do
+        if "$candidate" -c pass 2>/dev/null; then
+            echo "$candidate"
+            return
+        fi
+    done
+    return 1
+}
+
+# The constraints file for VENV's Python: requirements.txt, overridden by requirements-pyX.Y.txt.
+venv_constraints() {
+    local venv=$1 version override overridden
+    version=$("$venv/bin/python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+    override=requirements-py$version.txt
+    if [[ ! -f $override ]]; then
+        echo requirements.txt
+        return
+    fi
+    overridden=$(grep -oE '^[A-Za-z0-9_.-]+==' "$override" | paste -sd'|')
+    { grep -viE "^($overridden)" requirements.txt; grep -v '^#' "$override"; } >"$venv/constraints.txt"
+    echo "$venv/constraints.txt"
+}
+
+ensure_venv() {
+    local venv=$1 base=$2 constraints pins
+    shift 2
+    [[ -x $venv/bin/python ]] || "$base" -m venv "$venv"
+    constraints=$(venv_constraints "$venv")
+    pins="$(sha256sum "$constraints" | cut -d' ' -f1) $*"
+    if [[ $(cat "$venv/.installed" 2>/dev/null) != "$pins" ]]; then
+        "$venv/bin/python" -m pip install -q --disable-pip-version-check -c "$constraints" "$@"
+        echo "$pins" >"$venv/.installed"
+    fi
+}
+
+# What every version's venv holds besides the wheel and its dependencies: the
+# wheel's build requirements and the tools of the tests run there.
+VERSION_VENV_PACKAGES=(numpy pybind11 scikit-build-core pytest ipython PyYAML jupyter_client jupyter_kernel_test)
+
+# The venv of CPython VERSION: the main one (scripts/setup.sh) for its
+# version, else .venv-pyVERSION, made and kept at the pins here. Fails, saying
+# so, when no such CPython is here.
+version_venv() {
+    local version=$1 base
+    if [[ $(.venv/bin/python -c 'import sys; print("%d.%d" % sys.version_info[:2])') == "$version" ]]; then
+        echo .venv
+        return
+    fi
+    base=$(find_python "$version") || {
+        echo "no CPython $version here (pyenv install $version, or name the versions to use)" >&2
+        return 1
+    }
+    ensure_venv ".venv-py$version" "$base" "${VERSION_VENV_PACKAGES[@]}" >&2
+    echo ".venv-py$version"
+}
+
+# The repaired wheel of CPython VERSION in dist/ (scripts/build_wheels.sh).
+wheel_for() {
+    local tag="cp${1/./}"
+    compgen -G "dist/xeus_flydsl-*-$tag-$tag-manylinux_*.whl" | head -1
+}

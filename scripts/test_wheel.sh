@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The main venv's CPython's wheel (scripts/build_wheels.sh), proven the way a
+# user gets it: `pip install` into a fresh venv (.venv-wheel, made anew each
+# run) with only what the wheel's metadata asks for, then the test tools; the
+# kernel's protocol, console, debugger and notebook tests, the runtime's and
+# the FlyDSL adapter's run from that venv, its kernelspec and its flyrt. The
+# main venv supplies ptxas and libdevice (as for scripts/test_pythons.sh).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/python_envs.sh
+version=$(.venv/bin/python -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+wheel=$(wheel_for "$version") || { echo "test_wheel: no wheel for $version in dist/ (scripts/build_wheels.sh)" >&2; exit 1; }
+base=$(.venv/bin/python -c 'import sys; print(sys._base_executable)')
+venv=.venv-wheel
+
+rm -rf "$venv"
+"$base" -m venv "$venv"
+pip=("$venv/bin/python" -m pip install -q --disable-pip-version-check -c requirements.txt)
+"${pip[@]}" "$wheel"
+"$venv/bin/python" - "$PWD/$venv" <<'PY'
+import os, sys
+import flyrt, xflydsl, xflydsl_shell
+for module in (flyrt, xflydsl, xflydsl_shell):
+    assert module.__file__.startswith(sys.argv[1]), f"{module.__name__} from {module.__file__}, not the wheel"
+assert os.path.isfile(os.path.join(sys.prefix, "share/jupyter/kernels/xflydsl/kernel.json")), "no kernelspec"
+PY
+"${pip[@]}" pytest jupyter_client jupyter_kernel_test jupyter_console nbconvert nbclient nbformat \
+    ipywidgets matplotlib PyYAML torch flydsl
+echo "test_wheel: $(basename "$wheel") in a fresh $("$venv/bin/python" --version) venv"
+
+ptxas=$(.venv/bin/python -c "import sys; sys.path.insert(0, 'tests/runtime'); import ptxas; print(ptxas.find())")
+libdevice=$(.venv/bin/python -c "from flyrt.drivers import cuda; print(cuda.LIBDEVICE or '')")
+export PATH="$PWD/$venv/bin:$PATH" PYDEVD_DISABLE_FILE_VALIDATION=1 FLYRT_PTXAS=$ptxas FLYDSL_LIBDEVICE=$libdevice
+python -m pytest tests/kernel tests/runtime tests/flydsl_adapter -p no:cacheprovider -q -rs "$@"
