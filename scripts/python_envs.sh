@@ -40,7 +40,7 @@ ensure_venv() {
     constraints=$(venv_constraints "$venv")
     pins="$(sha256sum "$constraints" | cut -d' ' -f1) $*"
     if [[ $(cat "$venv/.installed" 2>/dev/null) != "$pins" ]]; then
-        "$venv/bin/python" -m pip install -q --disable-pip-version-check -c "$constraints" "$@"
+        "$venv/bin/python" -m pip install -q --disable-pip-version-check -c "$constraints" "$@" || return 1
         echo "$pins" >"$venv/.installed"
     fi
 }
@@ -50,8 +50,8 @@ ensure_venv() {
 VERSION_VENV_PACKAGES=(numpy pybind11 scikit-build-core pytest ipython PyYAML jupyter_client jupyter_kernel_test)
 
 # The venv of CPython VERSION: the main one (scripts/setup.sh) for its
-# version, else .venv-pyVERSION, made and kept at the pins here. Fails, saying
-# so, when no such CPython is here.
+# version, else .venv-pyVERSION, made and kept at the pins here. Status 1,
+# saying so, when no such CPython is here; 2 when its install failed.
 version_venv() {
     local version=$1 base
     if [[ $(.venv/bin/python -c 'import sys; print("%d.%d" % sys.version_info[:2])') == "$version" ]]; then
@@ -62,7 +62,7 @@ version_venv() {
         echo "no CPython $version here (pyenv install $version, or name the versions to use)" >&2
         return 1
     }
-    ensure_venv ".venv-py$version" "$base" "${VERSION_VENV_PACKAGES[@]}" >&2
+    ensure_venv ".venv-py$version" "$base" "${VERSION_VENV_PACKAGES[@]}" >&2 || return 2
     echo ".venv-py$version"
 }
 
