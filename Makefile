@@ -1,11 +1,14 @@
 # Thin front door; the scripts do the work.
-.PHONY: setup build main test bench format
+.PHONY: setup build wheels main test bench format
 
 setup:
 	@scripts/setup.sh
 
 build: setup
 	@scripts/build.sh
+
+wheels: setup
+	@scripts/build_wheels.sh
 
 main: build
 	@scripts/run_main.sh
@@ -23,6 +26,8 @@ bench: build
 	@.venv/bin/python tests/bench/bench_warm_start.py
 	@.venv/bin/python tests/bench/bench_memory.py
 	@.venv/bin/python tests/bench/bench_flydsl_adapter.py
+	@scripts/test_wheel.sh --install-only
+	@.venv/bin/python tests/bench/bench_wheel.py
 
 format:
 	@clang-format-19 -i $$(git ls-files '*.cpp' '*.hpp')

@@ -5,11 +5,13 @@
 # kernel's protocol, console, debugger and notebook tests, the runtime's and
 # the FlyDSL adapter's run from that venv, its kernelspec and its flyrt. The
 # main venv supplies ptxas and libdevice (as for scripts/test_pythons.sh).
+#   scripts/test_wheel.sh [--install-only | PYTEST_ARGS...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/python_envs.sh
 version=$(.venv/bin/python -c 'import sys; print("%d.%d" % sys.version_info[:2])')
-wheel=$(wheel_for "$version") || { echo "test_wheel: no wheel for $version in dist/ (scripts/build_wheels.sh)" >&2; exit 1; }
+scripts/build_wheels.sh "$version"  # incremental: seconds when dist/ has it already
+wheel=$(wheel_for "$version")
 base=$(.venv/bin/python -c 'import sys; print(sys._base_executable)')
 venv=.venv-wheel
 
@@ -27,6 +29,7 @@ PY
 "${pip[@]}" pytest jupyter_client jupyter_kernel_test jupyter_console nbconvert nbclient nbformat \
     ipywidgets matplotlib PyYAML torch flydsl
 echo "test_wheel: $(basename "$wheel") in a fresh $("$venv/bin/python" --version) venv"
+[[ ${1:-} == --install-only ]] && exit 0
 
 ptxas=$(.venv/bin/python -c "import sys; sys.path.insert(0, 'tests/runtime'); import ptxas; print(ptxas.find())")
 libdevice=$(.venv/bin/python -c "from flyrt.drivers import cuda; print(cuda.LIBDEVICE or '')")

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from jupyter_client.manager import KernelManager
+from kernel_session import KernelSession
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
@@ -416,6 +417,27 @@ def test_interrupt_a_busy_cell_keeps_the_kernel_and_its_state(fresh_kernel):
     assert of_type(outputs, "execute_result")[0]["data"]["text/plain"] == "42"
     _, outputs = fresh_kernel.execute("spin(out, 2); float(out[0])")  # the interrupted launcher runs again
     assert of_type(outputs, "execute_result")[0]["data"]["text/plain"] == "1.5"
+
+
+def test_a_kernel_started_with_sigint_ignored_is_still_interruptible():
+    """A client started in the background by a shell (`jupyter lab &`, a CI
+    job's `cmd &`) passes SIGINT ignored to its kernels, and CPython keeps an
+    ignored SIGINT ignored: the kernel installs its handler itself."""
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        session = KernelSession()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    try:
+        msg_id = session.kc.execute("while True: pass")
+        time.sleep(1.0)
+        session.km.interrupt_kernel()
+        reply = session.kc.get_shell_msg(timeout=20)
+        assert reply["parent_header"]["msg_id"] == msg_id
+        assert reply["content"]["ename"] == "KeyboardInterrupt"
+        assert session.execute("1 + 1")[0]["status"] == "ok"
+    finally:
+        session.shutdown()
 
 
 def test_restart_gives_a_clean_kernel(fresh_kernel):

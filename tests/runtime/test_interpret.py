@@ -373,6 +373,9 @@ def test_ctrl_c_stops_a_running_kernel(interpreted):
             os.kill(os.getpid(), signal.SIGINT)
             stopped.wait(1.0)
 
+    # Python's own Ctrl-C handler, as in a terminal: a process started in the
+    # background by a shell (`cmd &`) inherits SIGINT ignored, and keeps it so.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     presser = threading.Thread(target=press_ctrl_c)
     presser.start()
     try:
@@ -381,6 +384,7 @@ def test_ctrl_c_stops_a_running_kernel(interpreted):
     finally:
         stopped.set()
         presser.join()
+        signal.signal(signal.SIGINT, previous)
     assert len(sent) == 1, f"the kernel stopped at Ctrl-C number {len(sent)}"
     assert idle_after_launch()
     misbehaving(out, 0)

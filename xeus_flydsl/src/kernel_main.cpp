@@ -21,6 +21,11 @@ int run_kernel(const std::string& connection_file, const char* native_module)
 {
     try
     {
+        // Python keeps SIGINT ignored when it starts ignored (a kernel of a
+        // `jupyter lab &` or of a CI job's background shell): interrupts must
+        // reach its handler whatever the client's shell did.
+        pybind11::module_ signal_module = pybind11::module_::import("signal");
+        signal_module.attr("signal")(signal_module.attr("SIGINT"), signal_module.attr("default_int_handler"));
         pybind11::module_ native = pybind11::module_::import(native_module);
         const xeus::xconfiguration config = xeus::load_configuration(connection_file);
         auto history = std::make_unique<ipython_history>();
