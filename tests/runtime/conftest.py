@@ -6,6 +6,7 @@ GPU target fails here, on machines without a GPU; a test whose kernels
 ptxas rejects, or whose code object is wrong, fails."""
 
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -16,6 +17,16 @@ os.environ.setdefault("FLYDSL_RUNTIME_ENABLE_CACHE", "0")  # as tests/conftest.p
 
 import code_objects  # noqa: E402
 import ptxas  # noqa: E402
+
+
+@pytest.fixture
+def ctrl_c():
+    """Python's own Ctrl-C handler for the test, as in a terminal: a process a
+    shell started in the background (`cmd &`) inherits SIGINT ignored and
+    keeps it so, and then neither a SIGINT nor _thread.interrupt_main() raises."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
 
 
 @pytest.fixture(autouse=True)

@@ -362,7 +362,7 @@ def test_an_exception_in_one_thread_reaches_the_caller_with_the_kernels_tracebac
     np.testing.assert_array_equal(out, np.arange(32))
 
 
-def test_ctrl_c_stops_a_running_kernel(interpreted):
+def test_ctrl_c_stops_a_running_kernel(interpreted, ctrl_c):
     out = np.zeros(32, np.int32)
     stopped, sent = threading.Event(), []
 
@@ -373,9 +373,6 @@ def test_ctrl_c_stops_a_running_kernel(interpreted):
             os.kill(os.getpid(), signal.SIGINT)
             stopped.wait(1.0)
 
-    # Python's own Ctrl-C handler, as in a terminal: a process started in the
-    # background by a shell (`cmd &`) inherits SIGINT ignored, and keeps it so.
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     presser = threading.Thread(target=press_ctrl_c)
     presser.start()
     try:
@@ -384,7 +381,6 @@ def test_ctrl_c_stops_a_running_kernel(interpreted):
     finally:
         stopped.set()
         presser.join()
-        signal.signal(signal.SIGINT, previous)
     assert len(sent) == 1, f"the kernel stopped at Ctrl-C number {len(sent)}"
     assert idle_after_launch()
     misbehaving(out, 0)

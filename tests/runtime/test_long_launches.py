@@ -61,7 +61,7 @@ def test_other_python_threads_run_during_a_launch():
     assert len(during) > 0.5 * (end - begin) / 0.01, f"{len(during)} ticks in {end - begin:.2f} s"
 
 
-def test_an_interrupt_stops_a_long_launch_soon_and_the_launcher_still_works():
+def test_an_interrupt_stops_a_long_launch_soon_and_the_launcher_still_works(ctrl_c):
     # A block is never cut short: many small ones, so one is short on many cores too.
     out = np.zeros(64 * 1024, np.float32)
     rounds = long_launch_rounds(out, 10.0)
