@@ -39,6 +39,10 @@ class Trace:
     def builder(self):
         return self.builders[-1]
 
+    def launch_kernel(self, pending, grid, block, smem, stream):
+        """A kernel launched in traced code: emitted into this trace's IR."""
+        return pending.emit_launch(self, grid, block, smem, stream)
+
 
 def current():
     """The active trace; raises when DSL values are used outside one."""
