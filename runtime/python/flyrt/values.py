@@ -267,6 +267,16 @@ def constant(value, dtype=None):
     return Value(b.constant_int(dtype.ir_type, value, line()), dtype)
 
 
+def _dtype_call(dtype, value):
+    """`fx.Float32(x)`: a Python number as a constant, anything else converted."""
+    if isinstance(value, (bool, int, float)):
+        return constant(value, dtype)
+    return convert(value, dtype)
+
+
+dtypes.DType.__call__ = _dtype_call
+
+
 def convert(value, dtype):
     """`value` (traced or Python) as a traced `dtype`."""
     if isinstance(dtype, fp8.FP8DType):
