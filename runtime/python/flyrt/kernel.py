@@ -9,7 +9,7 @@ import inspect
 import operator
 
 from . import dtypes, tensor
-from .ast_rewrite import rewrite
+from .rewriting import rewrite
 from .expr import Stream, Tensor, is_constexpr
 from .tracing import active, current, line
 from .errors import KernelError

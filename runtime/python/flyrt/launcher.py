@@ -19,7 +19,7 @@ from . import (_core, block, compile_log, disk_cache, dtypes, factories, invalid
 from ._version import __version__
 from .drivers import cpu as cpu_driver
 from .drivers import cuda as cuda_driver
-from .ast_rewrite import rewrite, traceable
+from .rewriting import rewrite, traceable
 from .dependencies import DependencyRecord, Recorder
 from .errors import KernelError, full_tracebacks, raise_at, users_frames
 from .expr import Stream, Tensor, is_constexpr
