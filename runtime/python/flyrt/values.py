@@ -57,22 +57,8 @@ class Value:
             return 1 if self.id.ndim == 0 else len(self.id)
         return current().builder.type_of(self.id).lanes
 
-    # -- vectors (flyrt.vector) ----------------------------------------------------
-
-    def __getitem__(self, lane):
-        from .vector import extract
-
-        return extract(self, lane)
-
-    def insert(self, lane, element):
-        from .vector import insert
-
-        return insert(self, lane, element)
-
-    def reduce(self, op="add"):
-        from .vector import reduce
-
-        return reduce(self, op)
+    # -- vectors: flyrt.vector, built on Value, gives it __getitem__ (a lane),
+    # insert and reduce; flyrt.block gives it the warp shuffles --------------
 
     def store(self, tensor, index, align=None):
         tensor.store_vector(index, self, align)
@@ -121,18 +107,6 @@ class Value:
 
     def select(self, if_true, if_false):
         return select(self, if_true, if_false)
-
-    # -- warp shuffles (flyrt.block) -------------------------------------------
-
-    def shuffle(self, src_lane, width=None):
-        from .block import shuffle
-
-        return shuffle(self, src_lane, width)
-
-    def shuffle_xor(self, offset, width=None):
-        from .block import shuffle_xor
-
-        return shuffle_xor(self, offset, width)
 
     # -- arithmetic -------------------------------------------------------------
 
