@@ -261,7 +261,7 @@ def test_the_texts_of_reads_grow_with_the_source_not_faster(make_module):
 
     mod = make_module(elementwise(" + ".join(["x[i]"] * 200), ""))
     assert run(mod.launch)[3] == 600.0
-    code = ast_rewrite._rewritten_code(mod.kernel.fn)
+    code = ast_rewrite.rewritten_code(mod.kernel.fn)
     texts = [c for inner in code_tree(code) for c in inner.co_consts if isinstance(c, tuple)]
     characters = sum(len(t) for text in texts for t in text if isinstance(t, str))
     assert characters < 100 * 200 * 3, characters  # each of 400 texts at most a line long

@@ -17,6 +17,9 @@ compiles in is recorded at its source (flyrt/reads.py says how).
 Loops and branches that `return`, `break` or `continue` stay Python (a traced
 condition there raises a clear error), except the early-exit pattern
 `if cond: return` at function level, which becomes an if/else.
+
+A pure transform of code, importing nothing of flyrt: rewriting.py binds
+the rewritten code to the modules its calls reach.
 """
 
 import ast
@@ -452,7 +455,7 @@ _rewritten = {}
 _REWRITTEN_KEPT = 4096  # the latest; a session's edits stay bounded
 
 
-def _rewritten_code(fn):
+def rewritten_code(fn):
     code = fn.__code__
     cached = _rewritten.get((code, code.co_filename))
     if cached is not None:
@@ -502,55 +505,3 @@ def _renamed(code, old, new, name):
     elif new is not None and code.co_qualname.startswith(old):
         changes["co_qualname"] = new + code.co_qualname[len(old):]
     return code.replace(**changes)
-
-
-def rewrite(fn):
-    """`fn` with its control flow rewritten (same globals, defaults, cells).
-    During a trace the function is recorded as a dependency, and its globals
-    are read through the trace's recorder."""
-    from . import control_flow, reads
-    from .dependencies import real_globals
-    from .tracing import active
-
-    new_code = _rewritten_code(fn)
-    namespace = real_globals(fn.__globals__)
-    namespace.setdefault(RUNTIME, control_flow)
-    namespace.setdefault(READS, reads)
-    trace = active()
-    if trace is not None:
-        trace.recorder.function(fn)
-        trace.recorder.running(fn, new_code)
-        namespace = trace.recorder.globals_for(fn)
-    cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
-    closure = tuple(cells[name] for name in new_code.co_freevars)
-    new = types.FunctionType(new_code, namespace, fn.__name__, fn.__defaults__, closure or None)
-    new.__kwdefaults__ = fn.__kwdefaults__
-    new.__qualname__ = fn.__qualname__
-    new.__wrapped_original__ = fn
-    return new
-
-
-# Generators and coroutines run as written: their bodies cannot become branch functions.
-_RUN_AS_WRITTEN = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR | inspect.CO_ITERABLE_COROUTINE
-
-
-def traceable(fn):
-    """`fn` ready to run inside a trace: rewritten when its source is a
-    plain definition; otherwise (a lambda, code without source, a
-    generator) as written, its globals still read through the trace's recorder."""
-    from .tracing import active
-
-    if not fn.__code__.co_flags & _RUN_AS_WRITTEN:
-        try:
-            return rewrite(fn)
-        except (OSError, TypeError, SyntaxError):
-            pass
-    trace = active()
-    if trace is None:
-        return fn
-    trace.recorder.function(fn)
-    trace.recorder.running(fn, fn.__code__)
-    plain = types.FunctionType(fn.__code__, trace.recorder.globals_for(fn), fn.__name__, fn.__defaults__,
-                               fn.__closure__)
-    plain.__kwdefaults__ = fn.__kwdefaults__
-    return plain

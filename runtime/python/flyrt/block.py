@@ -10,7 +10,7 @@ import math
 import operator
 import os
 
-from . import dtypes
+from . import _core, dtypes
 from .errors import KernelError
 from .reads import number
 from .tensor import TensorValue
@@ -87,9 +87,37 @@ def dynamic_shared(dtype, size):
     return TensorValue("dynamic_shared", dtype, [pointer, size.id, constant(1, dtypes.Int32).id], contiguous=True)
 
 
-def thread_linear():
-    from .expr import block_dim, thread_idx
+# -- where a thread is: its block and thread indices, the grid's and block's sizes
 
+
+class _Dim3:
+    def __init__(self, which):
+        self._which = which
+
+    def _get(self, dim):
+        builder = current().builder
+        return Value(builder.special(self._which, dim, line()), dtypes.Int32)
+
+    @property
+    def x(self):
+        return self._get(0)
+
+    @property
+    def y(self):
+        return self._get(1)
+
+    @property
+    def z(self):
+        return self._get(2)
+
+
+thread_idx = _Dim3(_core.Special.thread_idx)
+block_idx = _Dim3(_core.Special.block_idx)
+block_dim = _Dim3(_core.Special.block_dim)
+grid_dim = _Dim3(_core.Special.grid_dim)
+
+
+def thread_linear():
     return thread_idx.x + block_dim.x * (thread_idx.y + block_dim.y * thread_idx.z)
 
 
@@ -152,3 +180,8 @@ def warp_reduce(value, op="add", width=None):
         value = combine(value, shuffle_xor(value, offset, width))
         offset //= 2
     return value
+
+
+# A Value's warp shuffles (values.py names them).
+Value.shuffle = shuffle
+Value.shuffle_xor = shuffle_xor

@@ -43,12 +43,8 @@ class DType:
 
     is_fp8 = False
 
-    def __call__(self, value):
-        from .values import constant, convert
-
-        if isinstance(value, (bool, int, float)):
-            return constant(value, self)
-        return convert(value, self)
+    # Calling a dtype in a kernel converts, `fx.Float32(x)`: values.py, which
+    # is built on the dtypes, gives DType its __call__.
 
     def __repr__(self):
         return f"fx.{self.name}"

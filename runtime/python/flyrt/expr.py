@@ -22,19 +22,23 @@ from .dtypes import (  # noqa: F401  (public names)
 )
 from .block import (  # noqa: F401  (public names)
     barrier,
+    block_dim,
+    block_idx,
     dynamic_shared,
+    grid_dim,
     lane_id,
     set_warp_size,
     shared,
     shuffle,
     shuffle_xor,
+    thread_idx,
     warp_reduce,
     warp_size,
 )
 from .fp8 import Float8E4M3FN, Float8E4M3FNUZ  # noqa: F401
 from .matrix import a_position, b_position, c_position, mma  # noqa: F401
 from .vector import Vector  # noqa: F401
-from .tracing import current, line
+from .tracing import current
 from .values import Value, select  # noqa: F401
 
 A = _core.Arith
@@ -80,31 +84,6 @@ class Stream:
         return f"fx.Stream({self.handle!r})"
 
 
-class _Dim3:
-    def __init__(self, which):
-        self._which = which
-
-    def _get(self, dim):
-        builder = current().builder
-        return Value(builder.special(self._which, dim, line()), dtypes.Int32)
-
-    @property
-    def x(self):
-        return self._get(0)
-
-    @property
-    def y(self):
-        return self._get(1)
-
-    @property
-    def z(self):
-        return self._get(2)
-
-
-thread_idx = _Dim3(_core.Special.thread_idx)
-block_idx = _Dim3(_core.Special.block_idx)
-block_dim = _Dim3(_core.Special.block_dim)
-grid_dim = _Dim3(_core.Special.grid_dim)
 
 
 def range_constexpr(*args):

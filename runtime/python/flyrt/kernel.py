@@ -9,9 +9,9 @@ import inspect
 import operator
 
 from . import dtypes, tensor
-from .ast_rewrite import rewrite
+from .rewriting import rewrite
 from .expr import Stream, Tensor, is_constexpr
-from .tracing import active, current, interpreting, line
+from .tracing import active, current, line
 from .errors import KernelError
 from .reads import number
 from .user_code import user_line
@@ -46,12 +46,12 @@ class PendingLaunch:
         self.arguments = arguments
 
     def launch(self, grid=(1, 1, 1), block=(1, 1, 1), smem=0, stream=None):
-        if interpreting():
-            from .interpret.launch import run_kernel
+        # The launch protocol: the active trace emits it (emit_launch), an
+        # interpretation runs it; the language names neither.
+        return current().launch_kernel(self, grid, block, smem, stream)
 
-            _stream(stream)  # the compiled launch's checks of it
-            return run_kernel(self, grid, block, smem)
-        trace = current()
+    def emit_launch(self, trace, grid, block, smem, stream):
+        """The launch into `trace`'s IR (Trace.launch_kernel)."""
         where = line()
         params, natives, signature = self._classify()
         known_block = self.kernel.known_block_size
@@ -67,7 +67,7 @@ class PendingLaunch:
             self.arguments[pname].written = True  # the launcher's tensor: its artifact writes it
         geometry = [v.id for v in launch_sizes(f"launcher {trace.launcher_name}: kernel {self.kernel.name}", grid,
                                                block, smem)]
-        trace.builder.launch(name, geometry + [_stream(stream).id], natives, where)
+        trace.builder.launch(name, geometry + [check_stream(stream).id], natives, where)
 
     def _classify(self):
         """Per parameter: how the kernel receives it, its native values in
@@ -145,7 +145,7 @@ class PendingLaunch:
         return name
 
 
-def _stream(stream):
+def check_stream(stream):
     """A launch's stream as a traced Int64 handle: None (or fx.Stream(None))
     is the launcher call's own stream."""
     while isinstance(stream, Stream):

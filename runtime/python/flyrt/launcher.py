@@ -19,8 +19,8 @@ from . import (_core, block, compile_log, disk_cache, dtypes, factories, invalid
 from ._version import __version__
 from .drivers import cpu as cpu_driver
 from .drivers import cuda as cuda_driver
-from .ast_rewrite import rewrite, traceable
-from .dependencies import DependencyRecord
+from .rewriting import rewrite, traceable
+from .dependencies import DependencyRecord, Recorder
 from .errors import KernelError, full_tracebacks, raise_at, users_frames
 from .expr import Stream, Tensor, is_constexpr
 from .tables import html_table
@@ -268,7 +268,7 @@ class JitFunction(_core.Dispatcher):
         return traceable(self.fn)(*args, **kwargs)
 
     def _trace(self, specs, bound, target):
-        trace = Trace(self.__name__, target)
+        trace = Trace(self.__name__, target, Recorder())
         types, names = [], []
         for (pname, value), spec in zip(bound.items(), specs):
             if isinstance(spec, specialization.TensorSpec):

@@ -27,7 +27,6 @@ import operator
 import types
 
 from . import state
-from .ast_rewrite import traceable
 from .attribute_lookup import GETTER, defining_class, lookup
 from .dependencies import MISSING
 from .errors import EndlessRecursion
@@ -35,6 +34,15 @@ from .tracing import active
 from .user_code import is_user_class, is_user_function, user_line
 
 _PLAIN = frozenset({int, float, bool, type(None), str})
+
+# How a user's helper is made traceable (rewriting.traceable): handed in by
+# rewriting, which binds the code it rewrites to this module.
+_traceable = None
+
+
+def trace_helpers_with(traceable):
+    global _traceable
+    _traceable = traceable
 
 
 def attr(obj, name, text=None):
@@ -142,7 +150,7 @@ def call(texts, fn, *args, **kwargs):
         fn, kind = fn.__func__, types.FunctionType
     trace = active()
     if kind is types.FunctionType and is_user_function(fn):
-        return _helper(trace, fn, args, kwargs) if trace is not None else traceable(fn)(*args, **kwargs)
+        return _helper(trace, fn, args, kwargs) if trace is not None else _traceable(fn)(*args, **kwargs)
     if trace is None:
         return fn(*args, **kwargs)
     recorder = trace.recorder
@@ -173,7 +181,7 @@ def _helper(trace, fn, args, kwargs):
     depth = trace.nesting.get(fn, 0)
     trace.nesting[fn] = depth + 1
     try:
-        return traceable(fn)(*args, **kwargs)
+        return _traceable(fn)(*args, **kwargs)
     except RecursionError as error:
         if depth > 0 or isinstance(error, EndlessRecursion):
             raise

@@ -18,7 +18,7 @@ driver is needed.
 import functools
 import os
 
-from . import _core
+from . import _core, settings
 
 AUTO, CPU, CUDA, HIP = -1, 0, 1, 2  # key codes: dispatcher.hpp's target_choice
 _CODES = {"auto": AUTO, "cpu": CPU, "cuda": CUDA, "hip": HIP}
@@ -75,14 +75,7 @@ def code_of_arch(arch):
     raise ValueError(f"{arch!r} names no GPU architecture: expected one like 'gfx942' (AMD) or 'sm_90' (NVIDIA)")
 
 
-def arch_from_environment():
-    """FLYDSL_ARCH, or FlyDSL's own ARCH when it names a GPU (ARCH often
-    names the host's, x86_64); None if neither does."""
-    for variable in ("FLYDSL_ARCH", "ARCH"):
-        value = os.environ.get(variable, "")
-        if value.lower().startswith(("gfx", "sm_")):
-            return value
-    return None
+arch_from_environment = settings.gpu_arch  # flyrt.arch_from_environment, public
 
 
 @functools.lru_cache(maxsize=None)

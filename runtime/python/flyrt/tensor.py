@@ -8,6 +8,7 @@ IndexError naming the tensor, the index and the Python line. Checks the
 compiler proves cost nothing."""
 
 from . import _core, dtypes
+from .control_flow import UNDEFINED, if_
 from .errors import source_line
 from .tracing import current, interpreting, line
 from .user_code import user_frame
@@ -80,8 +81,6 @@ class TensorValue:
         vector access promised; elsewhere the launch records an IndexError and
         `fallback()` stands in. Checks the compiler proves are dropped
         (ir::fold_decided_values)."""
-        from .control_flow import UNDEFINED, if_
-
         shape = [convert(s, dtypes.Int64) for s in self._shape]
         checked = list(zip(indices, shape))
         if lanes > 1:

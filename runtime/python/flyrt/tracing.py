@@ -4,7 +4,6 @@ in the user's source each op comes from."""
 import threading
 
 from . import _core
-from .dependencies import Recorder
 from .user_code import user_frame
 
 _state = threading.local()
@@ -15,7 +14,7 @@ class Trace:
 
     eager = False  # interpret.launch.Interpretation: ops computed at once, no IR
 
-    def __init__(self, name, target):
+    def __init__(self, name, target, recorder):
         self.launcher_name = name
         self.module = _core.Module(name)
         self.target = target  # a _core.Target: what the kernels run on
@@ -24,7 +23,7 @@ class Trace:
         self.kernel_stores = {}  # traced kernel name -> its tensor parameters stored into
         self.names = set()
         self.files = {}  # id(builder) -> file its ops currently come from
-        self.recorder = Recorder()  # what the traced code reads and runs
+        self.recorder = recorder  # what the traced code reads and runs (dependencies.Recorder)
         self.nesting = {}  # helper -> how many calls of it are running (reads.call)
 
     def unique_name(self, base):
@@ -38,6 +37,10 @@ class Trace:
     @property
     def builder(self):
         return self.builders[-1]
+
+    def launch_kernel(self, pending, grid, block, smem, stream):
+        """A kernel launched in traced code: emitted into this trace's IR."""
+        return pending.emit_launch(self, grid, block, smem, stream)
 
 
 def current():

@@ -7,7 +7,7 @@ the divisor's sign); ``/`` is true division (integers become Float32).
 Integer division by zero gives 0 instead of trapping.
 """
 
-from . import _core, dtypes
+from . import _core, dtypes, fp8
 from .reads import number
 from .tracing import current, line
 
@@ -36,9 +36,7 @@ class Value:
         if not self.concrete:
             return repr(self)
         if getattr(self.dtype, "is_fp8", False):
-            from .fp8 import dequantize
-
-            return str(dequantize(self.id, self.dtype.format)[()])
+            return str(fp8.dequantize(self.id, self.dtype.format)[()])
         return str(self.id.tolist())
 
     def __format__(self, spec):
@@ -59,22 +57,8 @@ class Value:
             return 1 if self.id.ndim == 0 else len(self.id)
         return current().builder.type_of(self.id).lanes
 
-    # -- vectors (flyrt.vector) ----------------------------------------------------
-
-    def __getitem__(self, lane):
-        from .vector import extract
-
-        return extract(self, lane)
-
-    def insert(self, lane, element):
-        from .vector import insert
-
-        return insert(self, lane, element)
-
-    def reduce(self, op="add"):
-        from .vector import reduce
-
-        return reduce(self, op)
+    # -- vectors: flyrt.vector, built on Value, gives it __getitem__ (a lane),
+    # insert and reduce; flyrt.block gives it the warp shuffles --------------
 
     def store(self, tensor, index, align=None):
         tensor.store_vector(index, self, align)
@@ -123,18 +107,6 @@ class Value:
 
     def select(self, if_true, if_false):
         return select(self, if_true, if_false)
-
-    # -- warp shuffles (flyrt.block) -------------------------------------------
-
-    def shuffle(self, src_lane, width=None):
-        from .block import shuffle
-
-        return shuffle(self, src_lane, width)
-
-    def shuffle_xor(self, offset, width=None):
-        from .block import shuffle_xor
-
-        return shuffle_xor(self, offset, width)
 
     # -- arithmetic -------------------------------------------------------------
 
@@ -269,20 +241,28 @@ def constant(value, dtype=None):
     return Value(b.constant_int(dtype.ir_type, value, line()), dtype)
 
 
+def _dtype_call(dtype, value):
+    """`fx.Float32(x)`: a Python number as a constant, anything else converted."""
+    if isinstance(value, (bool, int, float)):
+        return constant(value, dtype)
+    return convert(value, dtype)
+
+
+dtypes.DType.__call__ = _dtype_call
+
+
 def convert(value, dtype):
     """`value` (traced or Python) as a traced `dtype`."""
-    from . import fp8
-
     if isinstance(dtype, fp8.FP8DType):
         if isinstance(value, Value) and value.dtype is dtype:
             return value
-        return fp8.encode(convert(value, dtypes.Float32), dtype.format)
+        return _encode_fp8(convert(value, dtypes.Float32), dtype.format)
     if not isinstance(value, Value):
         return constant(value, dtype)
     if value.dtype is dtype:
         return value
     if isinstance(value.dtype, fp8.FP8DType):
-        return convert(fp8.decode(value, value.dtype.format, dtype), dtype)
+        return convert(_decode_fp8(value, value.dtype.format, dtype), dtype)
     b = current().builder
     lanes = value.lanes
     target = dtype.ir_type if lanes == 1 else _core.Type(dtype.scalar, lanes=lanes)
@@ -474,3 +454,52 @@ def fma(a, b, c):
 
 def _dtype_of(value, fallback):
     return value.dtype if isinstance(value, Value) else _meet_python(fallback, value)
+
+
+# -- FP8 conversions (traced) -------------------------------------------------------
+
+
+def _decode_fp8(value, fmt, dtype=None):
+    """A traced FP8 byte (or vector of them) -> `dtype` (Float32 unless a
+    float type is given), exactly: one IR conversion, which each target
+    lowers with the same rules as the host helpers (NVIDIA GPUs with their
+    conversion instructions)."""
+    dtype = dtype if dtype is not None and dtype.is_float else dtypes.Float32
+    lanes = value.lanes
+    target = dtype.ir_type if lanes == 1 else _core.Type(dtype.scalar, lanes=lanes)
+    decoded = current().builder.decode_fp8(value.id, target, _IR_FP8_FORMATS[fmt.name], line())
+    return Value(decoded, dtype)
+
+
+_IR_FP8_FORMATS = {"e4m3fnuz": _core.FP8Format.e4m3fnuz, "e4m3fn": _core.FP8Format.e4m3fn}
+
+
+def _encode_fp8(value, fmt):
+    """A traced float -> FP8 byte of `fmt` (nearest even, saturating)."""
+    x = value.to(dtypes.Float32)
+    bits = x.bitcast(dtypes.UInt32)
+    sign = bits >> 31
+    magnitude = abs(x)
+    exponent = ((bits >> 23) & 0xFF).to(dtypes.Int32) - 127
+    mantissa = bits & 0x7FFFFF
+    kept = mantissa >> 20
+    rest = mantissa & ((1 << 20) - 1)
+    round_up = (rest > (1 << 19)) | ((rest == (1 << 19)) & ((kept & 1) == 1))
+    kept = kept + round_up.to(dtypes.UInt32)
+    exponent = exponent + (kept >> 3).to(dtypes.Int32)
+    kept = kept & 7
+    normal_code = (((exponent + fmt.bias) << 3).to(dtypes.UInt32)) | kept
+    quantum = 2.0 ** (1 - fmt.bias - 3)
+    scaled = magnitude / quantum
+    # nearest even for the subnormal multiples: floor, then settle the tie
+    floor = float_unary(A.floor, scaled)
+    fraction = scaled - floor
+    floor_int = floor.to(dtypes.UInt32)
+    subnormal_code = select((fraction > 0.5) | ((fraction == 0.5) & ((floor_int & 1) == 1)), floor_int + 1, floor_int)
+    code = select(exponent + fmt.bias >= 1, normal_code, subnormal_code)
+    code = select(magnitude > fmt.max_value, fmt.max_code, code)
+    code = select(code > fmt.max_code, fmt.max_code, code)
+    negative = (sign == 1) & ((code != 0) | fmt.has_negative_zero)
+    code = select(negative, code | 0x80, code)
+    code = select(x != x, 0x80 if not fmt.has_negative_zero else 0x7F, code)
+    return Value(code.to(dtypes.UInt8).id, fp8.dtype_of(fmt))

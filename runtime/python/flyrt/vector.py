@@ -68,3 +68,9 @@ class Vector:
         for lane, element in enumerate(elements[1:], 1):
             vector = vector.insert(lane, element)
         return vector
+
+
+# A vector Value's methods (values.py names them).
+Value.__getitem__ = extract
+Value.insert = insert
+Value.reduce = reduce

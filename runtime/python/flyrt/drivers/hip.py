@@ -9,7 +9,7 @@ torch is loaded, else from ``FLYDSL_ARCH`` (or FlyDSL's ``ARCH``)."""
 import functools
 import sys
 
-from .. import _core, targets
+from .. import _core, settings
 
 DEVICE_TYPE = 10  # DLPack's kDLROCM; the dispatcher's device_type::rocm
 
@@ -35,7 +35,7 @@ def device_arch(ordinal):
     torch = sys.modules.get("torch")
     if torch is not None and getattr(torch.version, "hip", None) and torch.cuda.is_available():
         return torch.cuda.get_device_properties(ordinal).gcnArchName
-    arch = targets.arch_from_environment()
+    arch = settings.gpu_arch()
     if arch is None:
         raise RuntimeError(f"the architecture of AMD GPU {ordinal} is unknown: load a ROCm build of torch, or set "
                            "FLYDSL_ARCH (e.g. gfx942)")

@@ -22,8 +22,11 @@ contract: it recompiles.
 import warnings
 
 from .. import fingerprint
-from . import compat
+from . import compat, jit_caches
 from .compiled_function import StaleCompiledFunctionError
+from .guarded_jit import handle_of as lookup
+from .guarded_jit import set_global_drift
+from .patches import Patches
 from .toolchain import use_compile_only
 
 __all__ = ["install", "uninstall", "installed", "handle_of", "use_compile_only", "UnsupportedFlyDSL",
@@ -40,16 +43,11 @@ def install(global_drift="raise"):
     with, or one lacking an optional hook, is guarded with a warning saying
     what is and is not."""
     global _patches, release
-    from .guarded_jit import set_global_drift
-
     set_global_drift(global_drift)
     if _patches is not None:
         return True
     import flydsl
     from flydsl.compiler import jit_function, kernel_function
-
-    from . import jit_caches
-    from .patches import Patches
 
     try:
         release = compat.probe(flydsl, jit_function)
@@ -79,8 +77,6 @@ def installed():
 
 def handle_of(jit_function):
     """The engine's view of a FlyDSL JitFunction (dependencies, cache_info, last_reasons), or None."""
-    from .guarded_jit import handle_of as lookup
-
     return lookup(jit_function)
 
 
@@ -92,11 +88,4 @@ def _register_fingerprints(*classes):
     for cls in classes:
         if cls not in _registered:
             _registered.add(cls)
-            fingerprint.register(cls, lambda value, inner: f"flydsl({inner(source_function(value))})")
-
-
-def source_function(jit_or_kernel):
-    """The function a FlyDSL JitFunction or KernelFunction was written as: 0.4.2
-    keeps it aside; 0.5.0 rewrites it in place (the same source gives the same code)."""
-    kept = getattr(jit_or_kernel, "_original_func", None)
-    return kept if kept is not None else getattr(jit_or_kernel, "func", None) or jit_or_kernel._func
+            fingerprint.register(cls, lambda value, inner: f"flydsl({inner(compat.source_function(value))})")

@@ -26,7 +26,8 @@ from flydsl.compiler.jit_function import JitFunction
 from .. import invalidation
 from ..dependencies import DependencyRecord, Recorder
 from ..manifests import changes, describe, recorder_from
-from . import guarded_jit, source_function
+from . import guarded_jit
+from .compat import source_function
 
 _TIES = "_flyrt_ties"  # on the Autotuner: {key: _Tie}
 _UNKNOWN = ["nothing records what its code read (tuned without flyrt, or its code reads objects known only "

@@ -118,3 +118,10 @@ def probe(flydsl, jit_function_module):
     named = "; ".join(f"as a release with {kind} it lacks {', '.join(missing)}" for kind, missing in lacking.items())
     raise UnsupportedFlyDSL(f"flydsl {version} is not guarded: {named}. FlyDSL's own caching applies (re-run a "
                             "factory's cache_clear() or restart after editing helpers)")
+
+
+def source_function(jit_or_kernel):
+    """The function a FlyDSL JitFunction or KernelFunction was written as: 0.4.2
+    keeps it aside; 0.5.0 rewrites it in place (the same source gives the same code)."""
+    kept = getattr(jit_or_kernel, "_original_func", None)
+    return kept if kept is not None else getattr(jit_or_kernel, "func", None) or jit_or_kernel._func

@@ -18,6 +18,7 @@ from .. import compile_log, invalidation
 from ..dependencies import DependencyRecord, Recorder
 from ..launcher import CacheInfo
 from . import jit_caches
+from .compat import source_function
 
 _handles = weakref.WeakKeyDictionary()  # JitFunction -> GuardedJit
 GLOBAL_DRIFT = ("raise", "recompile")
@@ -46,8 +47,6 @@ class GuardedJit:
 
     def __init__(self, jit_function, factory):
         self._jit_function = weakref.ref(jit_function)  # the handle must not keep it alive
-        from . import source_function
-
         original = source_function(jit_function)
         self.__name__ = original.__name__
         self.__qualname__ = original.__qualname__

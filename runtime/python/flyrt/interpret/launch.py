@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import _core, block, dtypes, specialization, targets, tensor
 from ..drivers import cpu as cpu_driver
-from ..kernel import launch_sizes
+from ..kernel import check_stream, launch_sizes
 from ..tracing import active, tracing
 from ..values import Value, convert
 from .block_threads import BlockRunner
@@ -35,6 +35,11 @@ class Interpretation:
         self.target = targets.cpu(block.cpu_warp_size())
         self.launcher_name = launcher_name
         self.files = {}
+
+    def launch_kernel(self, pending, grid, block, smem, stream):
+        """A kernel launched in interpreted code: run now, on the host."""
+        check_stream(stream)  # the compiled launch's checks of it
+        return run_kernel(pending, grid, block, smem)
 
 
 def run_launcher(launcher, args, kwargs):
