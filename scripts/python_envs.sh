@@ -72,3 +72,11 @@ wheel_for() {
     local tag="cp${1/./}"
     compgen -G "dist/xeus_flydsl-*-$tag-$tag-manylinux_*.whl" | head -1
 }
+
+# Points the tests of another venv at the main venv's ptxas and libdevice
+# (FLYRT_PTXAS, FLYDSL_LIBDEVICE): the NVIDIA checks need them on every version.
+export_main_venv_toolchain() {
+    FLYRT_PTXAS=$(.venv/bin/python -c "import sys; sys.path.insert(0, 'tests/runtime'); import ptxas; print(ptxas.find())")
+    FLYDSL_LIBDEVICE=$(.venv/bin/python -c "from flyrt.drivers import cuda; print(cuda.LIBDEVICE or '')")
+    export FLYRT_PTXAS FLYDSL_LIBDEVICE
+}

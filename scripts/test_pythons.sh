@@ -14,9 +14,8 @@ source scripts/python_envs.sh
 versions=("$@")
 ((${#versions[@]})) || read -ra versions <<<"${FLYRT_TEST_PYTHONS-3.10 3.12 3.13}"
 
-ptxas=$(.venv/bin/python -c "import sys; sys.path.insert(0, 'tests/runtime'); import ptxas; print(ptxas.find())")
-libdevice=$(.venv/bin/python -c "from flyrt.drivers import cuda; print(cuda.LIBDEVICE or '')")
-export FLYRT_PTXAS=$ptxas FLYDSL_LIBDEVICE=$libdevice PYDEVD_DISABLE_FILE_VALIDATION=1
+export_main_venv_toolchain
+export PYDEVD_DISABLE_FILE_VALIDATION=1
 on_ci=0
 [[ ${CI:-} =~ ^(1|true|yes)$ ]] && on_ci=1
 

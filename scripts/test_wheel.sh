@@ -31,7 +31,6 @@ PY
 echo "test_wheel: $(basename "$wheel") in a fresh $("$venv/bin/python" --version) venv"
 [[ ${1:-} == --install-only ]] && exit 0
 
-ptxas=$(.venv/bin/python -c "import sys; sys.path.insert(0, 'tests/runtime'); import ptxas; print(ptxas.find())")
-libdevice=$(.venv/bin/python -c "from flyrt.drivers import cuda; print(cuda.LIBDEVICE or '')")
-export PATH="$PWD/$venv/bin:$PATH" PYDEVD_DISABLE_FILE_VALIDATION=1 FLYRT_PTXAS=$ptxas FLYDSL_LIBDEVICE=$libdevice
+export_main_venv_toolchain
+export PATH="$PWD/$venv/bin:$PATH" PYDEVD_DISABLE_FILE_VALIDATION=1
 python -m pytest tests/kernel tests/runtime tests/flydsl_adapter -p no:cacheprovider -q -rs "$@"

@@ -13,7 +13,6 @@ import json
 import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -23,20 +22,15 @@ ENVIRONMENTS = {"source build (.venv)": REPO / ".venv", "wheel (.venv-wheel)": R
 def measure(starts):
     """In the environment being measured: `starts` kernel starts, then the cache-hit launch."""
     sys.path[:0] = [str(REPO / "notebooks"), str(Path(__file__).parent)]
-    from jupyter_client.manager import KernelManager
     import numpy as np
+    from bench_kernel_roundtrip import time_start
     from kernels.vector_add import vector_add
     from timing import per_call
 
     start_seconds = []
     for _ in range(starts):
-        km = KernelManager(kernel_name="xflydsl")
-        begin = time.perf_counter()
-        km.start_kernel()
-        kc = km.client()
-        kc.start_channels()
-        kc.wait_for_ready(timeout=60)
-        start_seconds.append(time.perf_counter() - begin)
+        elapsed, km, kc = time_start("xflydsl")
+        start_seconds.append(elapsed)
         kc.stop_channels()
         km.shutdown_kernel(now=True)
     a, b, c = (np.ones(16, np.float32) for _ in range(3))
