@@ -11,4 +11,8 @@ if [[ ! -f build/build.ninja ]]; then
         -DCMAKE_INSTALL_PREFIX="$PWD/.venv" >/dev/null
 fi
 cmake --build build -- --quiet
+# A fresh copy of the Python packages: a module moved or removed in the tree
+# must not linger in the venv's.
+site=$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_path("platlib"))')
+rm -rf "$site/flyrt" "$site/xflydsl" "$site/xflydsl_shell"
 cmake --install build >/dev/null

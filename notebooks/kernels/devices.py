@@ -6,7 +6,7 @@ numpy arrays) as torch's own dtypes."""
 import numpy as np
 
 from flyrt import fp8
-from flyrt.drivers.cpu import host_view
+from flyrt.core.host_arrays import host_view
 
 
 def cuda(array):

@@ -125,7 +125,7 @@ def write_modules(folder):
 
 def main():
     print(mode_line())
-    from flyrt import invalidation
+    from flyrt.invalidation import registry
 
     folder = Path(tempfile.mkdtemp(prefix="flyrt-bench-"))
     write_modules(folder)
@@ -151,11 +151,11 @@ def main():
 
     for n in range(LAUNCHERS):
         getattr(launchers, f"l{n}")(x, out)
-    invalidation.reload_edited_modules()  # learn the files
+    registry.reload_edited_modules()  # learn the files
 
     def check():  # what the kernel does after each cell
-        invalidation.reload_edited_modules()
-        return invalidation.sweep()
+        registry.reload_edited_modules()
+        return registry.sweep()
 
     unchanged = median_time(check)
     helpers = sys.modules["bench_helpers_3"]

@@ -72,8 +72,8 @@ def kernel_cell(cache, enabled):
 
 def manifest_check_cost():
     """Seconds to check a manifest of 25 helpers and 25 module constants."""
-    from flyrt import manifests
-    from flyrt.dependencies import Recorder
+    from flyrt.invalidation import manifests
+    from flyrt.invalidation.dependencies import Recorder
 
     folder = Path(tempfile.mkdtemp(prefix="bench-warm-"))
     (folder / "fifty_deps.py").write_text("\n".join(

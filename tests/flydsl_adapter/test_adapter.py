@@ -23,7 +23,7 @@ torch = pytest.importorskip("torch")
 import flydsl.compiler as flyc  # noqa: E402
 
 import flyrt.flydsl_adapter as adapter  # noqa: E402
-from flyrt import factories, invalidation  # noqa: E402
+from flyrt.invalidation import factories, registry  # noqa: E402
 from autotuned_source import AUTOTUNED  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
@@ -185,7 +185,7 @@ def test_a_changed_lru_cache_factory_is_cleared_and_its_old_launcher_refuses(mak
     variant = make_module(FACTORY.replace("block=(block, 1, 1)", "block=(block, 1, 1), smem=0"))
     module.compile_launch.__wrapped__.__code__ = variant.compile_launch.__wrapped__.__code__
 
-    notices = dict(invalidation.sweep())
+    notices = dict(registry.sweep())
     assert any(what == "compile factory compile_launch" for what in notices)
     assert module.compile_launch.cache_info().currsize == 0
     with pytest.raises(factories.StaleLauncherError, match="compile_launch, whose code changed"):
@@ -548,7 +548,7 @@ def test_an_element_of_a_buffer_read_while_tracing_is_watched(make_module):
 
 
 def test_a_large_buffer_read_while_tracing_is_refused_at_its_line(make_module):
-    from flyrt.errors import KernelError
+    from flyrt.core.errors import KernelError
 
     module = make_module(BUFFERS.replace("C[i] = offset(scale(A[i]))", "C[i] = A[i] * float(BIG[3])"))
     with pytest.raises(KernelError, match=r"BIG\[3\] reads a ndarray of 8192 bytes while tracing.*fx.Tensor") as error:
@@ -613,9 +613,9 @@ def autotuned(make_module, monkeypatch, tmp_path):
     def resolve(tuner, times):
         """The BLOCK `tuner` resolves for a call, and how many candidates it benchmarked."""
         module.TIMES[:] = times
-        invalidation.collect_recompiles()
+        registry.collect_recompiles()
         block = tuner.resolve_config(torch.ones(256), torch.empty(256), 256).kwargs["BLOCK"]
-        calls.append([n for n in invalidation.drain_recompiles() if n.what.startswith("autotuned")])
+        calls.append([n for n in registry.drain_recompiles() if n.what.startswith("autotuned")])
         return block, len(times) - len(module.TIMES)
 
     resolve.notices = calls
@@ -640,7 +640,7 @@ def test_an_autotuned_config_is_dropped_when_the_code_it_was_tuned_for_changes(a
     [notice] = resolve.notices[-1]
     assert notice.what == "autotuned tuned" and notice.outcome == "re-tuned"
     assert any("'offset'" in reason for reason in notice.reasons), notice.reasons
-    assert "re-tuned autotuned tuned" in invalidation.format_notice([], [notice])
+    assert "re-tuned autotuned tuned" in registry.format_notice([], [notice])
     [config] = json.loads((folder / "tuned.json").read_text()).values()
     assert config == {"BLOCK": 64}  # the old code's config is gone from disk too
     assert resolve(module.tuned, [9.0, 9.0]) == (64, 0)

@@ -31,7 +31,7 @@ def ctrl_c():
 
 @pytest.fixture(autouse=True)
 def every_trace_compiles_for_sm90_and_gfx942(monkeypatch):
-    from flyrt import launcher
+    from flyrt.runtime import launcher
 
     traced = []
     trace = launcher.JitFunction._trace

@@ -8,7 +8,7 @@ import subprocess
 import tempfile
 
 from flyrt import _core
-from flyrt.drivers import cuda  # noqa: F401  (points the NVPTX target at libdevice)
+from flyrt.drivers import cuda
 
 ARCH = "sm_90"
 
@@ -39,7 +39,7 @@ def assemble(ptx, name="kernel"):
 
 def check_module(module):
     """Compiles a traced module for sm_90 and assembles every kernel; returns their names."""
-    target = _core.nvptx_target(9, 0)
+    target = cuda.arch_target(ARCH)  # the drivers' target: it hands the compiler libdevice
     payload, _ = module.compile(target)
     images = _core.device_images(payload)
     for kernel, ptx in images:

@@ -118,7 +118,7 @@ def test_a_cache_that_cannot_be_written_or_read_never_fails_a_launch(tmp_path):
 
 
 def test_the_size_cap_evicts_the_least_recently_used_first(tmp_path, monkeypatch):
-    from flyrt import disk_cache
+    from flyrt.runtime import disk_cache
 
     monkeypatch.setenv("FLYDSL_RUNTIME_CACHE_DIR", str(tmp_path / "cache"))
     keys = [f"{c}" * 64 for c in "abcd"]

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import flyrt.compiler as flyc
-from flyrt import invalidation
+from flyrt.invalidation import registry
 
 _counter = itertools.count()
 
@@ -347,10 +347,24 @@ def test_compile_cache_evicts_per_entry_and_factory_code_change(make_module):
     changed = make_module(SEED.replace("+ group", "+ group * 100").format(
         decorator="flyc.compile_cache(maxsize=8)")).compile_decode.__wrapped__
     mod.compile_decode.__wrapped__.__code__ = changed.__code__  # the factory's code changes in place
-    invalidation.sweep()
+    registry.sweep()
     rebuilt = mod.compile_decode(1)
     assert rebuilt is not first and mod.compile_decode(2) is not second  # every entry was built by the old code
     assert run(rebuilt["launch"])[2] == 102.0
+
+
+def test_factories_and_launchers_count_in_one_cache_info(make_module):
+    mod = make_module(SEED.format(decorator="flyc.compile_cache(maxsize=2)"))
+    launch = mod.compile_decode(1)["launch"]
+    for group in (1, 2, 3):  # 1 is a hit; 3 pushes out the oldest entry
+        mod.compile_decode(group)
+    factory = mod.compile_decode.cache_info()
+    run(launch)
+    run(launch)
+    launcher = launch.cache_info()
+    assert type(factory) is type(launcher)
+    assert factory == (1, 3, 3, 1, 2, 2) and factory.currsize == factory.size == 2  # functools' name too
+    assert (launcher.hits, launcher.misses, launcher.compiles, launcher.size, launcher.maxsize) == (1, 1, 1, 1, None)
 
 
 def test_lru_cache_factory_is_cleared_when_its_code_changes(make_module):
@@ -360,7 +374,7 @@ def test_lru_cache_factory_is_cleared_when_its_code_changes(make_module):
     new_factory = make_module(SEED.replace("+ group", "+ group * 100").format(
         decorator="functools.lru_cache(maxsize=256)")).compile_decode.__wrapped__
     mod.compile_decode.__wrapped__.__code__ = new_factory.__code__
-    notices = invalidation.sweep()
+    notices = registry.sweep()
     assert any("compile factory compile_decode" in what for what, _ in notices)
     assert mod.compile_decode.cache_info().currsize == 0
     assert run(mod.compile_decode(1)["launch"])[2] == 102.0
@@ -371,23 +385,23 @@ def test_lru_cache_factory_is_cleared_when_its_code_changes(make_module):
 def test_module_file_edited_on_disk(make_module, tmp_path):
     mod = make_module(elementwise("helper(x[i])", "def helper(v):\n    return v + 1.0\n"), name="edited_mod")
     held = mod.launch
-    invalidation.reload_edited_modules()  # learns the file as it is
+    registry.reload_edited_modules()  # learns the file as it is
     assert run(held)[1] == 2.0
     path = tmp_path / "edited_mod.py"
     path.write_text(path.read_text().replace("v + 1.0", "v + 50.0"))
-    assert invalidation.reload_edited_modules() == ["edited_mod"]
+    assert registry.reload_edited_modules() == ["edited_mod"]
     assert run(held)[1] == 51.0  # the launcher the user holds runs the new code
     assert compiles(held) == 2
-    assert invalidation.reload_edited_modules() == []
+    assert registry.reload_edited_modules() == []
 
 
 def test_sweep_reports_exactly_what_changed(make_module):
     mod = make_module(elementwise("helper(x[i])", "def helper(v):\n    return v + 1.0\n"))
     run(mod.launch)
-    invalidation.sweep()
-    assert [n for n in invalidation.sweep() if mod.launch.__qualname__ in n[0]] == []  # nothing changed
+    registry.sweep()
+    assert [n for n in registry.sweep() if mod.launch.__qualname__ in n[0]] == []  # nothing changed
     exec("def helper(v):\n    return v + 2.0\n", mod.__dict__)
-    notices = invalidation.sweep()
+    notices = registry.sweep()
     assert any("launcher launch" in what and "'helper'" in " ".join(r) for what, r in notices)
     assert mod.launch.cache_info().size == 0  # evicted eagerly...
     assert compiles(mod.launch) == 1  # ...but not recompiled until called
@@ -414,7 +428,7 @@ def test_lru_cache_factory_reading_a_module_constant(make_module):
     """))
     assert run(mod.build())[0] == 2.0
     mod.OFFSET = 5.0
-    notices = invalidation.sweep()
+    notices = registry.sweep()
     assert any("'OFFSET', read by compile factory build" in " ".join(r) for _, r in notices)
     assert run(mod.build())[0] == 10.0
 

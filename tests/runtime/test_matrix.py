@@ -8,7 +8,7 @@ import pytest
 
 import flyrt.compiler as flyc
 import flyrt.expr as fx
-from flyrt import dtypes
+from flyrt.core import dtypes
 
 RNG = np.random.default_rng(12)
 

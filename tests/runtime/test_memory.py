@@ -11,7 +11,7 @@ SOAK = textwrap.dedent("""
     import numpy as np
     import flyrt.compiler as flyc
     import flyrt.expr as fx
-    from flyrt.dependencies import DependencyRecord
+    from flyrt.invalidation.dependencies import DependencyRecord
 
     def offset():
         return 1.0

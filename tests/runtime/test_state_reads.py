@@ -256,8 +256,8 @@ def test_traced_functions_keep_their_qualified_names_in_tracebacks(make_module):
 def test_the_texts_of_reads_grow_with_the_source_not_faster(make_module):
     """Each operand's text is read from the source before rewriting (a chain
     of 200 additions once made texts that nested each other's, exponentially)."""
-    from flyrt import ast_rewrite
-    from flyrt.fingerprint import code_tree
+    from flyrt.frontend import ast_rewrite
+    from flyrt.core.fingerprint import code_tree
 
     mod = make_module(elementwise(" + ".join(["x[i]"] * 200), ""))
     assert run(mod.launch)[3] == 600.0

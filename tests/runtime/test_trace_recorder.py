@@ -14,7 +14,7 @@ import textwrap
 
 import pytest
 
-from flyrt.dependencies import WHOLE, Recorder
+from flyrt.invalidation.dependencies import WHOLE, Recorder
 from flyrt.flydsl_adapter.subscripts import subscript_key
 from flyrt.flydsl_adapter.trace_recorder import TraceRecorder
 
@@ -150,7 +150,7 @@ def test_the_first_trace_of_a_process_records(user):
     script = textwrap.dedent(f"""
         import sys
         import {user.__name__} as user
-        from flyrt.dependencies import Recorder
+        from flyrt.invalidation.dependencies import Recorder
         from flyrt.flydsl_adapter.trace_recorder import TraceRecorder
         recorder = Recorder()
         with TraceRecorder(recorder):

@@ -6,24 +6,12 @@ objects, HIP; compile-only where no AMD GPU is).
     import flyrt.expr as fx
 """
 
-import os
-
 from . import _core
 from ._version import __version__
+from .drivers.cuda import synchronize
+from .drivers.targets import arch_from_environment, set_compile_only, set_target
 from .interpret import set_interpret
-from .targets import arch_from_environment, set_compile_only, set_target
-
-try:
-    set_target(os.environ.get("FLYDSL_TARGET", "auto"))
-except ValueError as problem:
-    raise ImportError(f"FLYDSL_TARGET={os.environ['FLYDSL_TARGET']!r}: {problem}") from None
-# Not FlyDSL's own COMPILE_ONLY: it is set for FlyDSL's kernels (flydsl_adapter.toolchain) while
-# flyrt's run on this machine.
-if os.environ.get("FLYDSL_COMPILE_ONLY", "0") not in ("", "0"):
-    try:
-        set_compile_only(arch_from_environment() or "gfx942")
-    except ValueError as problem:
-        raise ImportError(f"FLYDSL_COMPILE_ONLY: {problem}") from None
+from .runtime import disk_cache
 
 __all__ = ["__version__", "bounds_checks", "clear_disk_cache", "disk_cache_info", "set_bounds_checks",
            "set_compile_only", "set_interpret", "set_target", "synchronize"]
@@ -40,15 +28,11 @@ def set_bounds_checks(on):
 def disk_cache_info():
     """The disk cache: directory, whether on, entries, bytes, the cap, and this
     process's hits and misses (``%flydsl cache`` shows it)."""
-    from . import disk_cache
-
     return disk_cache.stats()
 
 
 def clear_disk_cache():
     """Removes every compiled object and warm-start manifest from the disk cache."""
-    from . import disk_cache
-
     disk_cache.clear()
 
 
@@ -56,12 +40,3 @@ def bounds_checks():
     """Whether kernels compiled now check their tensor accesses."""
     return _core.bounds_checks()
 
-
-def __getattr__(name):
-    # flyrt.synchronize, without importing the CUDA driver module (and its
-    # libdevice search) for programs that never wait on a GPU
-    if name == "synchronize":
-        from .drivers.cuda import synchronize
-
-        return synchronize
-    raise AttributeError(f"module 'flyrt' has no attribute {name!r}")

@@ -1,10 +1,10 @@
 """The DSL's decorators, as kernels use them: ``import flyrt.compiler as flyc``."""
 
-from .compile_log import compile_log  # noqa: F401
-from .errors import KernelError  # noqa: F401
-from .factories import StaleLauncherError, compile_cache  # noqa: F401
-from .kernel import KernelFunction
-from .launcher import JitFunction, jit  # noqa: F401
+from .core.errors import KernelError
+from .frontend.kernel import KernelFunction
+from .invalidation.factories import StaleLauncherError, compile_cache
+from .runtime.compile_log import compile_log
+from .runtime.launcher import JitFunction, jit
 
 
 def kernel(fn=None, *, known_block_size=None, name=None, min_blocks_per_sm=0):

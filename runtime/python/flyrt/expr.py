@@ -3,43 +3,23 @@
 import builtins
 import operator
 
-from . import _core, dtypes, values
-from .reads import number
-from .dtypes import (  # noqa: F401  (public names)
-    BFloat16,
-    Boolean,
-    Float16,
-    Float32,
-    Float64,
-    Int8,
-    Int16,
-    Int32,
-    Int64,
-    UInt8,
-    UInt16,
-    UInt32,
-    UInt64,
+from . import _core
+from .core import dtypes
+from .core.dtypes import (
+    BFloat16, Boolean, Float16, Float32, Float64, Int8, Int16, Int32, Int64, UInt8, UInt16, UInt32, UInt64
 )
-from .block import (  # noqa: F401  (public names)
-    barrier,
-    block_dim,
-    block_idx,
-    dynamic_shared,
-    grid_dim,
-    lane_id,
-    set_warp_size,
-    shared,
-    shuffle,
-    shuffle_xor,
-    thread_idx,
-    warp_reduce,
-    warp_size,
+from .core.fp8 import Float8E4M3FN, Float8E4M3FNUZ
+from .language import values
+from .language.annotations import Constexpr, Stream, Tensor, is_constexpr
+from .language.block import (
+    barrier, block_dim, block_idx, dynamic_shared, grid_dim, lane_id, set_warp_size, shared, shuffle, shuffle_xor,
+    thread_idx, warp_reduce, warp_size
 )
-from .fp8 import Float8E4M3FN, Float8E4M3FNUZ  # noqa: F401
-from .matrix import a_position, b_position, c_position, mma  # noqa: F401
-from .vector import Vector  # noqa: F401
-from .tracing import current
-from .values import Value, select  # noqa: F401
+from .language.matrix import a_position, b_position, c_position, mma
+from .language.reads import number
+from .language.tracing import current
+from .language.values import Value, select
+from .language.vector import Vector
 
 A = _core.Arith
 
@@ -49,41 +29,6 @@ def target():
     or "nvptx", ``.cpu`` such as "sm_90", ``.is_gpu``, ``.warp_size``,
     ``.matrix_multiply``): for choosing an implementation at trace time."""
     return current().target
-
-
-class Tensor:
-    """Annotation of a tensor parameter (numpy arrays; torch tensors via DLPack)."""
-
-
-class _ConstexprOf:
-    def __init__(self, python_type):
-        self.python_type = python_type
-
-    def __repr__(self):
-        return f"fx.Constexpr[{getattr(self.python_type, '__name__', self.python_type)}]"
-
-
-class Constexpr:
-    """``fx.Constexpr[int]``: a parameter whose value is compiled in."""
-
-    def __class_getitem__(cls, python_type):
-        return _ConstexprOf(python_type)
-
-
-def is_constexpr(annotation):
-    return annotation is Constexpr or isinstance(annotation, _ConstexprOf)
-
-
-class Stream:
-    """A GPU stream argument; launches on the CPU are synchronous."""
-
-    def __init__(self, handle=None):
-        self.handle = handle
-
-    def __repr__(self):
-        return f"fx.Stream({self.handle!r})"
-
-
 
 
 def range_constexpr(*args):

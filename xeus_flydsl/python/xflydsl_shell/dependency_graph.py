@@ -19,8 +19,8 @@ import xml.etree.ElementTree as ElementTree
 
 import graphviz
 
-from flyrt.fingerprint import fingerprint
-from flyrt.user_code import probe
+from flyrt.core.fingerprint import fingerprint
+from flyrt.core.user_code import probe
 
 RED = "red"
 

@@ -30,15 +30,15 @@ COMMANDS = ("status", "why", "graph", "clear", "autoreload", "cache", "bounds", 
 
 def _runtime():
     import flyrt.compiler as flyc
-    from flyrt import factories, invalidation
+    from flyrt.invalidation import factories, registry
 
-    return flyc, factories, invalidation
+    return flyc, factories, registry
 
 
 def _gpu_kernels(launchers):
     """Shows the GPU kernels the launchers' cached artifacts hold loaded, as a table."""
     from IPython.display import display
-    from flyrt.tables import Table
+    from flyrt.core.tables import Table
 
     kernels = [(launcher.__qualname__, k) for launcher in launchers
                for k in getattr(launcher, "device_kernels", list)()]
@@ -72,10 +72,10 @@ class FlydslMagics(Magics):
     def _status(self):
         from IPython.display import display
         import flyrt
-        from flyrt.tables import Table
+        from flyrt.core.tables import Table
 
-        flyc, factories, invalidation = _runtime()
-        launchers = invalidation.launchers()
+        flyc, factories, registry = _runtime()
+        launchers = registry.launchers()
         if not launchers:
             print("flyrt: no launchers yet")
             return
@@ -93,12 +93,12 @@ class FlydslMagics(Magics):
         links = factories.registered()
         if links:
             print("compile factories: " + ", ".join(link.name for link in links))
-        print(f"autoreload of edited modules: {'on' if invalidation.autoreload_enabled() else 'off'}")
+        print(f"autoreload of edited modules: {'on' if registry.autoreload_enabled() else 'off'}")
         print(f"bounds checks: {'on' if flyrt.bounds_checks() else 'off (fast mode)'}")
 
     def _find(self, name):
-        _, _, invalidation = _runtime()
-        matches = [launcher for launcher in invalidation.launchers()
+        _, _, registry = _runtime()
+        matches = [launcher for launcher in registry.launchers()
                    if name in (launcher.__qualname__, launcher.__name__,
                                f"{launcher.__module__}.{launcher.__qualname__}")]
         if not matches:
@@ -125,30 +125,30 @@ class FlydslMagics(Magics):
     def _graph(self, name=None):
         from .dependency_graph import build
 
-        _, factories, invalidation = _runtime()
+        _, factories, registry = _runtime()
         if name is not None:
             return build([self._find(name)], [])
-        return build(invalidation.launchers(), factories.registered())
+        return build(registry.launchers(), factories.registered())
 
     def _clear(self):
-        _, factories, invalidation = _runtime()
+        _, factories, registry = _runtime()
         for link in factories.registered():
             link.wrapper.cache_clear()
-        for launcher in invalidation.launchers():
+        for launcher in registry.launchers():
             launcher.cache_clear()
         print("flyrt: cleared every compiled artifact and compile factory")
 
     def _autoreload(self, state=None):
-        _, _, invalidation = _runtime()
+        _, _, registry = _runtime()
         if state not in ("on", "off"):
             raise UsageError("%flydsl autoreload on|off")
-        invalidation.set_autoreload(state == "on")
+        registry.set_autoreload(state == "on")
         print(f"flyrt: autoreload of edited modules is {state}")
 
     def _cache(self, action=None):
         from IPython.display import display
         import flyrt
-        from flyrt.tables import Table
+        from flyrt.core.tables import Table
 
         if action not in (None, "clear"):
             raise UsageError("%flydsl cache [clear]")
@@ -175,7 +175,7 @@ class FlydslMagics(Magics):
               " for kernels from the next call on")
 
     def _traceback(self, mode=None):
-        from flyrt import errors
+        from flyrt.core import errors
 
         if mode not in ("user", "full"):
             raise UsageError("%flydsl traceback user|full")

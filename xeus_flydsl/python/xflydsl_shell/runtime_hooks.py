@@ -21,40 +21,40 @@ import sys
 from . import import_hooks
 
 
-def _invalidation():
-    """flyrt's invalidation module, if the user's code has imported flyrt."""
+def _registry():
+    """flyrt's launcher registry, if the user's code has imported flyrt."""
     if "flyrt" not in sys.modules:
         return None
-    from flyrt import invalidation
+    from flyrt.invalidation import registry
 
-    invalidation.collect_recompiles()
-    return invalidation
+    registry.collect_recompiles()
+    return registry
 
 
-def _report(invalidation, reloaded=(), recompiled=()):
+def _report(registry, reloaded=(), recompiled=()):
     lines = [f"flyrt: reloaded edited module {name}; its functions and classes now run the new code"
              for name in reloaded]
-    notices = invalidation.sweep()
+    notices = registry.sweep()
     if notices or recompiled:
-        lines.append(invalidation.format_notice(notices, recompiled))
+        lines.append(registry.format_notice(notices, recompiled))
     if lines:
         print("\n".join(lines))
 
 
 def before_cell(code):
-    invalidation = _invalidation()
-    if invalidation is not None:
+    registry = _registry()
+    if registry is not None:
         from flyrt.interpret import follow_environment
 
         follow_environment()  # %env FLYDSL_INTERPRET=1 counts from this cell on
-        invalidation.drain_recompiles()  # made outside any cell (a widget's callback): not this cell's
-        _report(invalidation, invalidation.reload_edited_modules())
+        registry.drain_recompiles()  # made outside any cell (a widget's callback): not this cell's
+        _report(registry, registry.reload_edited_modules())
 
 
 def after_cell(code, succeeded):
-    invalidation = _invalidation()
-    if invalidation is not None:
-        _report(invalidation, recompiled=invalidation.drain_recompiles())
+    registry = _registry()
+    if registry is not None:
+        _report(registry, recompiled=registry.drain_recompiles())
 
 
 def install(hooks):

@@ -5,10 +5,12 @@ or DLPack exporter, and CUDA's libdevice for Float64 math."""
 
 import functools
 import hashlib
+import importlib.util
 import os
 import sys
 
-from .. import _core, dtypes, fp8
+from .. import _core
+from ..core import dtypes, fp8, settings
 from . import hip
 
 DEVICE_TYPE = 2  # DLPack's kDLCUDA; the dispatcher's device_type::cuda
@@ -24,6 +26,7 @@ def device(ordinal):
 def target(ordinal):
     """The NVPTX target for GPU `ordinal`."""
     info = device(ordinal)
+    libdevice()
     return _core.nvptx_target(info["major"], info["minor"])
 
 
@@ -33,6 +36,7 @@ def arch_target(arch):
     digits = arch.removeprefix("sm_").removeprefix("compute_")
     if not digits.isdigit() or len(digits) < 2:
         raise ValueError(f"an NVIDIA architecture is named like 'sm_90', not {arch!r}")
+    libdevice()
     return _core.nvptx_target(int(digits[:-1]), int(digits[-1]))
 
 
@@ -132,10 +136,7 @@ def _from_interface(value, interface, name):
 def find_libdevice():
     """CUDA's libdevice.10.bc: $FLYDSL_LIBDEVICE, a CUDA toolkit, or the one
     PyPI's nvidia-cuda-nvcc-cu12 or Triton ship; "" if none."""
-    candidates = [os.environ.get("FLYDSL_LIBDEVICE", "")]
-    for root in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
-        if root:
-            candidates.append(os.path.join(root, "nvvm", "libdevice", "libdevice.10.bc"))
+    candidates = settings.libdevice_candidates()
     for package, parts in (("nvidia.cuda_nvcc", ("nvvm", "libdevice", "libdevice.10.bc")),
                            ("triton", ("backends", "nvidia", "lib", "libdevice.10.bc"))):
         spec = _find_spec(package)
@@ -145,22 +146,26 @@ def find_libdevice():
 
 
 def _find_spec(name):
-    import importlib.util
-
     try:
         return importlib.util.find_spec(name)
     except (ImportError, ValueError):
         return None
 
 
-LIBDEVICE = find_libdevice()
-_core.set_libdevice_path(LIBDEVICE)
+@functools.lru_cache(maxsize=None)
+def libdevice():
+    """The libdevice NVPTX compiles link, found when the first CUDA target is
+    made (not at import: programs that never compile for NVIDIA skip the
+    search) and handed to the compiler; "" if none."""
+    path = find_libdevice()
+    _core.set_libdevice_path(path)
+    return path
 
 
 @functools.lru_cache(maxsize=None)
 def libdevice_digest():
     """Which libdevice compiles use (part of compiled code's identity)."""
-    if not LIBDEVICE:
+    if not libdevice():
         return "no-libdevice"
-    with open(LIBDEVICE, "rb") as f:
+    with open(libdevice(), "rb") as f:
         return hashlib.sha256(f.read()).hexdigest()[:16]

@@ -9,7 +9,8 @@ torch is loaded, else from ``FLYDSL_ARCH`` (or FlyDSL's ``ARCH``)."""
 import functools
 import sys
 
-from .. import _core, settings
+from .. import _core
+from ..core import settings
 
 DEVICE_TYPE = 10  # DLPack's kDLROCM; the dispatcher's device_type::rocm
 

@@ -21,11 +21,10 @@ contract: it recompiles.
 
 import warnings
 
-from .. import fingerprint
+from ..core import fingerprint
 from . import compat, jit_caches
 from .compiled_function import StaleCompiledFunctionError
-from .guarded_jit import handle_of as lookup
-from .guarded_jit import set_global_drift
+from .guarded_jit import handle_of as lookup, set_global_drift
 from .patches import Patches
 from .toolchain import use_compile_only
 

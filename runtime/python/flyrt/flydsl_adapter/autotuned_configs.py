@@ -23,9 +23,9 @@ import warnings
 
 from flydsl.compiler.jit_function import JitFunction
 
-from .. import invalidation
-from ..dependencies import DependencyRecord, Recorder
-from ..manifests import changes, describe, recorder_from
+from ..invalidation import registry
+from ..invalidation.dependencies import DependencyRecord, Recorder
+from ..invalidation.manifests import changes, describe, recorder_from
 from . import guarded_jit
 from .compat import source_function
 
@@ -84,7 +84,7 @@ def check(autotuner, key):
     if reasons:
         del autotuner.cache[key], _ties(autotuner)[key]
         autotuner._save_disk_cache()
-        notice = invalidation.note_recompile(f"autotuned {_name(autotuner)}", reasons)
+        notice = registry.note_recompile(f"autotuned {_name(autotuner)}", reasons)
         notice.outcome = "re-tuned"  # FlyDSL finds no config for the key now: this call tunes
 
 

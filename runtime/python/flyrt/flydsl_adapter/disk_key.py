@@ -19,7 +19,8 @@ import json
 import time
 import warnings
 
-from ..manifests import describe, digest, holds, recorder_from
+from ..invalidation.manifests import describe, digest, holds, recorder_from
+
 
 def manager_class(jit_cache_manager):
     class FoldedCacheManager(jit_cache_manager):

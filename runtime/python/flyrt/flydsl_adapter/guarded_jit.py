@@ -6,7 +6,7 @@ the code), checks it before every call with flyrt's C++ guard, and when
 something the traces read changed, takes all of FlyDSL's caches out together
 and keeps them as history: changing the code back (A -> B -> A) puts A's
 artifacts back without compiling. Like flyrt's own launchers, it is
-registered with ``flyrt.invalidation`` so the kernel's after-cell sweep
+registered with ``flyrt.invalidation.registry`` so the kernel's after-cell sweep
 evicts eagerly and says why.
 """
 
@@ -14,9 +14,10 @@ import threading
 import time
 import weakref
 
-from .. import compile_log, invalidation
-from ..dependencies import DependencyRecord, Recorder
-from ..launcher import CacheInfo
+from ..core.cache_info import CacheInfo
+from ..invalidation import registry
+from ..invalidation.dependencies import DependencyRecord, Recorder
+from ..runtime import compile_log
 from . import jit_caches
 from .compat import source_function
 
@@ -62,7 +63,7 @@ class GuardedJit:
         self.generation = 0  # bumped whenever the caches are taken out or put back
         # The kernel's sweep (main thread) may meet a launch from another thread.
         self._lock = threading.RLock()
-        invalidation.register(self)
+        registry.register(self)
 
     def __repr__(self):
         return f"<flyrt guard of FlyDSL jit {self.__qualname__}>"
@@ -87,7 +88,7 @@ class GuardedJit:
                 if _global_drift == "raise" and hasattr(jit_function, "_check_globals_drift"):
                     _check_flydsl_drift(jit_function)  # 0.4.2's contract; 0.5.0 has none
                 self._evict(jit_function, reasons)
-                self._stale_call = invalidation.note_recompile(f"launcher {self.__qualname__}", reasons)
+                self._stale_call = registry.note_recompile(f"launcher {self.__qualname__}", reasons)
         if self.record is None:  # first call, or evicted (perhaps by a sweep)
             self._check_factory()
             if self._history:

@@ -30,9 +30,9 @@ Each wrapper calls FlyDSL's own method; ``remove()`` puts the originals back.
 import functools
 import time
 
-from .. import factories
-from ..dependencies import Recorder
-from . import compat, compiled_function, guarded_jit
+from ..invalidation import factories
+from ..invalidation.dependencies import Recorder
+from . import compat, compiled_function, disk_key, guarded_jit
 from .trace_recorder import TraceRecorder
 
 
@@ -132,8 +132,6 @@ class Patches:
 
         jit._compile_or_execute, jit._trace_and_compile = _compile_or_execute, _trace_and_compile
         if self._release.has("_ensure_cache_manager"):
-            from . import disk_key
-
             ensure_cache_manager = self._wrap(jit, "_ensure_cache_manager")
 
             @functools.wraps(ensure_cache_manager)

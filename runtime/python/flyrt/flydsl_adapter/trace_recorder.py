@@ -23,9 +23,9 @@ import sys
 import types
 import weakref
 
-from ..dependencies import MISSING
-from ..state import unchanging
-from ..user_code import is_user_class, is_user_file, is_user_module
+from ..core.user_code import is_user_class, is_user_file, is_user_module
+from ..invalidation.dependencies import MISSING
+from ..invalidation.state import unchanging
 from .subscripts import subscript_key
 
 # Instructions are known by name, so one table serves CPython 3.10 to 3.13.

@@ -5,4 +5,4 @@ are the compiled CPU target's (see eager_builder and numerics for where they
 are exact). mode: the switches; launch: running a launcher; eager_builder:
 what each op does; block_threads: a block's threads, one at a time."""
 
-from .mode import follow_environment, set_interpret  # noqa: F401
+from .mode import follow_environment, set_interpret

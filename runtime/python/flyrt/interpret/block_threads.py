@@ -20,8 +20,8 @@ import threading
 import numpy as np
 
 from .. import _core
-from ..errors import source_line
-from ..user_code import user_frame
+from ..core.errors import source_line
+from ..core.user_code import user_frame
 from . import memory
 
 _POLL = 0.05  # seconds between checks while a GPU thread holds the baton: Ctrl-C is seen that often

@@ -1,5 +1,5 @@
-"""The eager builder: the function builder's interface (what values.py,
-tensor.py, vector.py, block.py, fp8.py and matrix.py call while tracing),
+"""The eager builder: the function builder's interface (what language/values.py,
+tensor.py, vector.py, block.py and matrix.py call while tracing),
 computing each op at once on concrete values instead of emitting IR.
 
 A value's "id" is the value itself: a numpy scalar, or a 1-d numpy array for
@@ -12,7 +12,9 @@ import functools
 
 import numpy as np
 
-from .. import _core, dtypes, fp8, targets
+from .. import _core
+from ..core import dtypes, fp8
+from ..drivers import targets
 from . import numerics
 
 A = _core.Arith

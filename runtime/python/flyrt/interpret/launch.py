@@ -12,14 +12,16 @@ of bounds raises IndexError at once, at the kernel's line.
 
 import numpy as np
 
-from .. import _core, block, dtypes, specialization, targets, tensor
-from ..drivers import cpu as cpu_driver
-from ..kernel import check_stream, launch_sizes
-from ..tracing import active, tracing
-from ..values import Value, convert
+from .. import _core
+from ..core import dtypes, host_arrays, settings, specialization
+from ..drivers import targets
+from ..frontend.kernel import check_stream, launch_sizes
+from ..language import tensor
+from ..language.tracing import active, tracing
+from ..language.values import Value, convert
+from . import memory
 from .block_threads import BlockRunner
 from .eager_builder import EagerBuilder
-from . import memory
 
 _runner = BlockRunner()
 
@@ -32,7 +34,7 @@ class Interpretation:
 
     def __init__(self, builder, launcher_name):
         self.builder = builder
-        self.target = targets.cpu(block.cpu_warp_size())
+        self.target = targets.cpu(settings.cpu_warp_size())
         self.launcher_name = launcher_name
         self.files = {}
 
@@ -64,7 +66,7 @@ def _refuse_device_tensor(name, value):
 
 def _argument(name, value, spec):
     if isinstance(spec, specialization.TensorSpec):
-        array = value if isinstance(value, np.ndarray) else cpu_driver.host_view(value)
+        array = value if isinstance(value, np.ndarray) else host_arrays.host_view(value)
         buffer, strides = memory.of_array(array, name)
         index = (dtypes.Int64 if spec.index_bits == 64 else dtypes.Int32).numpy_dtype.type
         native = [buffer] + [index(n) for n in array.shape] + [index(s) for s in strides]

@@ -6,25 +6,21 @@ as ``FLYDSL_INTERPRET`` says (1: interpret).
 The compiled call path is the C++ dispatcher's, with no Python in it, so the
 choice is not asked on every call: a launcher to interpret gets a subclass
 whose ``__call__`` interprets, and loses it when the choice changes.
-FLYDSL_INTERPRET is read when flyrt is imported and again by
+FLYDSL_INTERPRET is read when first asked and again by
 ``follow_environment`` (``set_interpret(None)`` calls it; the xflydsl kernel
 does before every cell, so ``%env FLYDSL_INTERPRET=1`` works in a notebook).
 """
 
 import functools
-import os
 
-from .. import _core, invalidation
+from .. import _core
+from ..core import settings
+from ..core.errors import full_tracebacks, users_frames
+from ..invalidation import registry
+from .launch import run_launcher
 
-VARIABLE = "FLYDSL_INTERPRET"
 _chosen = None  # set_interpret's choice; None: the environment's
-
-
-def _means_on(value):
-    return value[:1] not in ("", "0")
-
-
-_environment = _means_on(os.environ.get(VARIABLE, ""))
+_environment = None  # FLYDSL_INTERPRET as last read; None: not read yet
 
 
 def set_interpret(on):
@@ -32,22 +28,27 @@ def set_interpret(on):
     them (False), or follows FLYDSL_INTERPRET again (None, read now)."""
     global _chosen, _environment
     _chosen = None if on is None else bool(on)
-    _environment = _means_on(os.environ.get(VARIABLE, ""))
+    _environment = settings.interpret_requested()
     _apply_all()
 
 
 def follow_environment():
     """Reads FLYDSL_INTERPRET again; launchers follow it if it changed."""
     global _environment
-    now = _means_on(os.environ.get(VARIABLE, ""))
-    if now != _environment:
+    now = settings.interpret_requested()
+    if _environment is not None and now != _environment:
         _environment = now
         _apply_all()
 
 
 def interpreting_by_default():
     """Whether a launcher with no choice of its own runs interpreted now."""
-    return _environment if _chosen is None else _chosen
+    global _environment
+    if _chosen is not None:
+        return _chosen
+    if _environment is None:
+        _environment = settings.interpret_requested()
+    return _environment
 
 
 def wants_interpretation(launcher):
@@ -64,7 +65,7 @@ def apply(launcher):
 
 
 def _apply_all():
-    for launcher in invalidation.launchers():
+    for launcher in registry.launchers():
         apply(launcher)
 
 
@@ -78,9 +79,6 @@ def _interpreted_call(self, *args, **kwargs):
     __tracebackhide__ = True  # IPython and pytest leave out this frame
     if _core.tracing():  # called inside a trace or an interpretation: the dispatcher inlines it
         return _core.Dispatcher.__call__(self, *args, **kwargs)
-    from ..errors import full_tracebacks, users_frames
-    from .launch import run_launcher
-
     try:
         return run_launcher(self, args, kwargs)
     except Exception as error:

@@ -17,6 +17,8 @@ from fractions import Fraction
 
 import numpy as np
 
+from ..drivers import targets
+
 
 class BFloat16Values(np.ndarray):
     """BFloat16 lanes (or a 0-d scalar): float32 values every one of which a
@@ -49,8 +51,6 @@ def to_bfloat16(x):
 def _converts_bfloat16_in_hardware():
     """Whether LLVM converts to BFloat16 with AVX512-BF16 / AVX-NE-CONVERT,
     which read subnormal inputs as zero."""
-    from .. import targets
-
     features = targets.cpu(32).features.split(",")
     return "+avx512bf16" in features or "+avxneconvert" in features
 

@@ -1,0 +1,85 @@
+"""What a launcher is specialized on, decoded from the key the C++
+dispatcher builds (src/dispatch/dispatcher.cpp has the encoding)."""
+
+from dataclasses import dataclass
+
+from .. import _core
+from . import dtypes, fp8
+
+TENSOR, SCALAR, CONST_INT, CONST_OBJECT, CONST_BOOL, STREAM = 1, 2, 3, 4, 5, 6
+_KEY_WIDTH = {TENSOR: 6, SCALAR: 2, CONST_INT: 2, CONST_OBJECT: 2, CONST_BOOL: 2, STREAM: 1}
+PREFIX = 3  # compile mode (bounds checks), target code, device index
+
+# param_kind and scalar_class of dispatcher.hpp
+PARAM_TENSOR, PARAM_SCALAR, PARAM_CONSTEXPR, PARAM_STREAM = 0, 1, 2, 3
+SCALAR_CLASSES = [None, dtypes.Boolean, dtypes.Int32, dtypes.Int64, dtypes.Float32, dtypes.Float64]
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    dtype: dtypes.DType
+    ndim: int
+    contiguous: bool
+    index_bits: int = 32  # 64 when a shape or stride does not fit in Int32
+    align: int = 16  # bytes the data pointer is a multiple of, up to 16
+
+    def describe(self):
+        layout = "contiguous" if self.contiguous else "strided"
+        wide = ", 64-bit indices" if self.index_bits == 64 else ""
+        aligned = f", {self.align}-byte aligned" if self.align < 16 else ""
+        return f"{self.dtype.name}[{self.ndim}-d, {layout}{wide}{aligned}]"
+
+
+@dataclass(frozen=True)
+class ScalarSpec:
+    dtype: dtypes.DType
+
+    def describe(self):
+        return self.dtype.name
+
+
+@dataclass(frozen=True)
+class ConstSpec:
+    value: object
+
+    def describe(self):
+        return f"Constexpr={self.value!r}"
+
+
+@dataclass(frozen=True)
+class StreamSpec:
+    def describe(self):
+        return "Stream"
+
+
+def portable(key):
+    """Whether another process can build the same key: no Constexpr known by identity."""
+    pos = PREFIX
+    while pos < len(key):
+        if key[pos] not in _KEY_WIDTH or key[pos] == CONST_OBJECT:
+            return False
+        pos += _KEY_WIDTH[key[pos]]
+    return True
+
+
+def decode(key, bound_args):
+    """One spec per parameter, from the key and the call's bound arguments.
+    The key starts with the compile mode (bounds checks, read by the tracer
+    from the environment as well), the target and the device."""
+    specs, pos = [], PREFIX
+    for value in bound_args:
+        tag = key[pos]
+        if tag == TENSOR:
+            code = key[pos + 1]
+            dtype = fp8.BY_KEY_CODE[code] if code in fp8.BY_KEY_CODE else dtypes.from_scalar(_core.Scalar(code))
+            specs.append(TensorSpec(dtype, key[pos + 2], bool(key[pos + 3]), key[pos + 4], key[pos + 5]))
+        elif tag == SCALAR:
+            specs.append(ScalarSpec(SCALAR_CLASSES[key[pos + 1]]))
+        elif tag in (CONST_INT, CONST_OBJECT, CONST_BOOL):
+            specs.append(ConstSpec(value))
+        elif tag == STREAM:
+            specs.append(StreamSpec())
+        else:
+            raise ValueError(f"unknown specialization key tag {tag}")
+        pos += _KEY_WIDTH[tag]
+    return specs
