@@ -49,6 +49,13 @@ def _headings(page):
     return {slugify(h.strip(), "-") for h in re.findall(r"^#{1,6} (.+)$", text, flags=re.M)}
 
 
+def test_every_code_block_is_closed():
+    """An unclosed fence turns the rest of a page into code, links and all."""
+    for page in [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]:
+        fences = re.findall(r"^ *```", page.read_text(), flags=re.M)
+        assert len(fences) % 2 == 0, f"{page.relative_to(REPO)}: a code block is not closed"
+
+
 def test_the_readme_links_to_pages_and_headings_that_exist():
     readme = (REPO / "README.md").read_text()
     links = list(_links(readme))
