@@ -1,5 +1,5 @@
 # Thin front door; the scripts do the work.
-.PHONY: setup build wheels main test bench format
+.PHONY: setup build wheels main test bench docs format
 
 setup:
 	@scripts/setup.sh
@@ -28,6 +28,9 @@ bench: build
 	@.venv/bin/python tests/bench/bench_flydsl_adapter.py
 	@scripts/test_wheel.sh --install-only
 	@.venv/bin/python tests/bench/bench_wheel.py
+
+docs: setup
+	@scripts/build_docs.sh
 
 format:
 	@clang-format-19 -i $$(git ls-files '*.cpp' '*.hpp')

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Every test: GoogleTest through ctest; the wheels (scripts/build_wheels.sh);
+# Every test: the documentation site (scripts/build_docs.sh: warnings and broken
+# links are errors); GoogleTest through ctest; the wheels (scripts/build_wheels.sh);
 # pytest on the source build (kernel protocol and conformance, jupyter
 # console, notebooks, FlyDSL's adapter on the pinned release, the wheels'
 # contents); the adapter's tests again on the release before it
@@ -11,6 +12,7 @@ cd "$(dirname "$0")/.."
 export PATH="$PWD/.venv/bin:$PATH"
 export PYDEVD_DISABLE_FILE_VALIDATION=1
 
+scripts/build_docs.sh
 ctest --test-dir build --output-on-failure
 scripts/build_wheels.sh
 python -m pytest tests -rs "$@"
