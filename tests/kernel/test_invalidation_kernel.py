@@ -70,7 +70,7 @@ def test_a_trace_error_shows_the_users_frames_and_the_full_traceback_on_request(
     assert f"{name}.py" in frames and "flyrt/" not in frames, frames  # the kernel's line; none of flyrt's
     result(kernel, "%flydsl traceback full")
     reply, _ = kernel.execute("m.launch(x, out)")
-    assert "flyrt/launcher.py" in "\n".join(reply["traceback"])
+    assert "flyrt/runtime/launcher.py" in "\n".join(reply["traceback"])
     result(kernel, "%flydsl traceback user")
     result(kernel, "m.helper = lambda v: v + 1.0")
 

@@ -42,7 +42,7 @@ def test_getting_started_runs_and_shows_its_outputs(tmp_path):
     assert not any(o.output_type == "error" for c in code for o in c.outputs)
 
     assert "over 1,000,003 elements" in outputs_of(code[1])["stream"]["text"]
-    assert "CacheInfo(hits=10, misses=1, compiles=1, evictions=0, size=1)" in \
+    assert "CacheInfo(hits=10, misses=1, compiles=1, evictions=0, size=1, maxsize=None)" in \
         outputs_of(code[2])["execute_result"]["data"]["text/plain"]
     log = outputs_of(code[3])["stream"]["text"]
     # on a GPU the signature names the device first ("saxpy[cuda:0 (sm_90): Float32, ...")
