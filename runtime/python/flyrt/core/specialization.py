@@ -2,6 +2,7 @@
 dispatcher builds (src/dispatch/dispatcher.cpp has the encoding)."""
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from .. import _core
 from . import dtypes, fp8
@@ -13,6 +14,18 @@ PREFIX = 3  # compile mode (bounds checks), target code, device index
 # param_kind and scalar_class of dispatcher.hpp
 PARAM_TENSOR, PARAM_SCALAR, PARAM_CONSTEXPR, PARAM_STREAM = 0, 1, 2, 3
 SCALAR_CLASSES = [None, dtypes.Boolean, dtypes.Int32, dtypes.Int64, dtypes.Float32, dtypes.Float64]
+
+
+class Parameter(NamedTuple):
+    """A launcher's parameter as the C++ dispatcher reads it (by position):
+    its kind (PARAM_*), its scalar class's index in SCALAR_CLASSES, and its
+    default."""
+
+    name: str
+    kind: int
+    scalar: int
+    has_default: bool
+    default: object
 
 
 @dataclass(frozen=True)

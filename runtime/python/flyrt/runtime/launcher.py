@@ -79,7 +79,7 @@ def _param_spec(name, parameter):
                         "fx.Tensor, fx.Int32, fx.Int64, fx.Float32, fx.Boolean, fx.Constexpr[T] or fx.Stream")
     if parameter.kind not in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY):
         raise TypeError(f"parameter '{name}': launchers take named parameters only (no *args, **kwargs)")
-    return (name, kind, scalar, has_default, default)
+    return specialization.Parameter(name, kind, scalar, has_default, default)
 
 
 def _adapt_tensor(value, name):
