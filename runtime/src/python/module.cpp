@@ -9,6 +9,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include "../dispatch/dispatch_settings.hpp"
 #include "../dispatch/dispatcher.hpp"
 #include "../dispatch/tensor_view.hpp"
 #include "../jit/amdgpu_machine.hpp"
@@ -571,13 +572,14 @@ PYBIND11_MODULE(_core, m)
         .def("_counters",
              [](const dispatch::dispatcher& d)
              {
-                 const auto& c = d.counters();
-                 return py::make_tuple(c.hits, c.misses, c.compiles, c.evictions, d.size());
+                 const auto& c = d.cache().counters();
+                 return py::make_tuple(c.hits, c.misses, c.compiles, c.evictions, d.cache().size());
              })
-        .def("_clear", &dispatch::dispatcher::clear)
-        .def("_evict", &dispatch::dispatcher::evict)
-        .def("_keys", &dispatch::dispatcher::keys)
-        .def("_entries", &dispatch::dispatcher::entries)
+        .def("_clear", [](dispatch::dispatcher& d) { return d.cache().clear(); })
+        .def("_evict",
+             [](dispatch::dispatcher& d, const dispatch::key_type& key) { return d.cache().evict(key); })
+        .def("_keys", [](const dispatch::dispatcher& d) { return d.cache().keys(); })
+        .def("_entries", [](const dispatch::dispatcher& d) { return d.cache().entries(); })
         .def("_specialize",
              [](dispatch::dispatcher& d, const py::tuple& args, const py::dict& kwargs, int target)
              {
