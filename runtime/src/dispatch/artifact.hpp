@@ -15,6 +15,7 @@
 #include "../jit/jit_engine.hpp"
 #include "../launch/device_kernel.hpp"
 #include "dependency_guard.hpp"
+#include "flyrt/target.hpp"
 
 namespace flyrt::dispatch
 {
@@ -37,5 +38,11 @@ struct artifact
     // (kernel name, PTX or AMD code object) of its kernels, for inspection
     std::vector<std::pair<std::string, std::string>> device_code;
 };
+
+// Loads a compile's payload: its device images on `device` (GPU targets,
+// compiled for `kernels`), its host code into the JIT, whose `entry` the
+// launcher calls. Runs no Python, so callers may release the GIL.
+std::shared_ptr<artifact>
+load_artifact(const std::string& payload, const std::string& entry, const target& kernels, int device);
 
 } // namespace flyrt::dispatch

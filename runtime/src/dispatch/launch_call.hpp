@@ -1,5 +1,6 @@
 // Running a call's artifact, and the Python exception a launch's status
-// stands for. The launch runs on every call, so inline.
+// stands for; waiting for launched CUDA work, which reports the same way.
+// The launch runs on every call, so inline.
 #pragma once
 
 #define PY_SSIZE_T_CLEAN
@@ -63,5 +64,11 @@ inline void launch_call(const artifact& found,
         raise_launch_status(status, "launcher " + launcher + ": ");
     }
 }
+
+// Waits for `stream` (a stream argument as launchers take one; None:
+// torch's current stream) on CUDA device `ordinal` with the GIL released,
+// then raises what checked launches reported meanwhile; Ctrl-C
+// (KeyboardInterrupt) ends the wait, the GPU's work going on.
+void cuda_synchronize(int ordinal, const pybind11::object& stream);
 
 } // namespace flyrt::dispatch
