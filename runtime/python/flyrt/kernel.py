@@ -8,7 +8,7 @@ import functools
 import inspect
 import operator
 
-from . import dtypes, tensor
+from . import _core, dtypes, tensor
 from .rewriting import rewrite
 from .expr import Stream, Tensor, is_constexpr
 from .tracing import active, current, line
@@ -162,7 +162,7 @@ def check_stream(stream):
                     f"{type(stream).__name__}")
 
 
-_DEFAULT_STREAM = -1  # ir::default_stream
+_DEFAULT_STREAM = _core.codes.default_stream  # the stream the launcher call runs on
 
 
 _LARGEST = 2**31 - 1  # a launch's sizes are 32-bit on every target

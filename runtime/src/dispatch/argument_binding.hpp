@@ -15,6 +15,7 @@
 namespace flyrt::dispatch
 {
 
+// Exported as _core.codes.param_kinds.
 enum class param_kind : std::uint8_t
 {
     tensor,
@@ -25,6 +26,7 @@ enum class param_kind : std::uint8_t
 
 // How a value of a scalar parameter is passed; `automatic` follows the
 // Python type (bool -> Boolean, int -> Int32 or Int64, float -> Float32).
+// Part of the key; exported as _core.codes.scalar_classes.
 enum class scalar_class : std::uint8_t
 {
     automatic,

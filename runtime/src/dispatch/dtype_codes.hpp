@@ -19,7 +19,7 @@ namespace flyrt::dispatch
 {
 
 // FP8 tensors' key codes follow the IR's scalar kinds, one per format
-// (flyrt/fp8.py).
+// (exported as _core.codes.fp8_dtypes).
 constexpr std::int64_t fp8_code_base = 100;
 
 constexpr std::int64_t fp8_dtype_code(ir::fp8_format format)

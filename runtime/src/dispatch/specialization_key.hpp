@@ -39,8 +39,8 @@ struct key_hash
     }
 };
 
-// Leading entry of each parameter's part of the key (decoded by Python:
-// flyrt/specialization.py).
+// Leading entry of each parameter's part of the key (exported as
+// _core.codes.key_tags).
 enum key_tag : std::int64_t
 {
     tag_tensor = 1,

@@ -18,8 +18,8 @@
 namespace flyrt::dispatch
 {
 
-// Where a launcher's kernels run; key codes (flyrt/targets.py),
-// also the values of FLYDSL_TARGET after "auto".
+// Where a launcher's kernels run; key codes (exported as
+// _core.codes.targets), also the values of FLYDSL_TARGET after "auto".
 enum class target_choice : std::int8_t
 {
     automatic = -1, // by the tensors: CUDA tensors run on CUDA, ROCm ones on HIP, else the CPU

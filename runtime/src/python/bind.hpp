@@ -11,6 +11,8 @@
 namespace flyrt::python
 {
 
+// Codes C++ and Python share, as _core.codes (bind_codes.cpp).
+void bind_codes(pybind11::module_& m);
 // IR types, builders and modules (bind_ir.cpp).
 void bind_ir(pybind11::module_& m);
 // Targets code is generated for (bind_target.cpp).

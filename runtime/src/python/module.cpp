@@ -21,6 +21,7 @@ PYBIND11_MODULE(_core, m)
     m.doc() = "flyrt's native core: IR, LLVM compilation, JIT loading and launch dispatch.";
     flyrt::launch::install_python_hooks();
 
+    flyrt::python::bind_codes(m);
     flyrt::python::bind_ir(m);
     flyrt::python::bind_target(m);
     flyrt::python::bind_launch(m);

@@ -3,7 +3,7 @@ exporters as numpy views (no copies)."""
 
 import numpy as np
 
-from .. import dtypes, fp8
+from .. import _core, dtypes, fp8
 
 
 def host_view(value):
@@ -19,7 +19,7 @@ def host_view(value):
         if value.dtype == torch.bfloat16:
             return value.detach().view(torch.int16).numpy().view(dtypes.BFLOAT16_STORAGE)
         return value.detach().numpy()
-    if hasattr(value, "__dlpack_device__") and value.__dlpack_device__()[0] == 1:  # kDLCPU
+    if hasattr(value, "__dlpack_device__") and value.__dlpack_device__()[0] == _core.codes.device_types["host"]:
         return np.from_dlpack(value)
     return None
 

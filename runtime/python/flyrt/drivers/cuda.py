@@ -11,7 +11,7 @@ import sys
 from .. import _core, dtypes, fp8
 from . import hip
 
-DEVICE_TYPE = 2  # DLPack's kDLCUDA; the dispatcher's device_type::cuda
+DEVICE_TYPE = _core.codes.device_types["cuda"]  # DLPack's kDLCUDA
 
 
 @functools.lru_cache(maxsize=None)
@@ -57,7 +57,7 @@ _TYPESTR = {"f2": dtypes.Float16, "f4": dtypes.Float32, "f8": dtypes.Float64, "i
 
 
 def _code(dtype):
-    """The dispatcher's key code of a DSL dtype (dispatcher.cpp: dtype_code)."""
+    """The dispatcher's key code of a DSL dtype (dtype_codes.hpp)."""
     return next(code for code, d in fp8.BY_KEY_CODE.items() if d is dtype) if dtype.is_fp8 else int(dtype.scalar)
 
 
