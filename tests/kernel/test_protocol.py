@@ -430,7 +430,12 @@ def test_a_kernel_started_with_sigint_ignored_is_still_interruptible():
         signal.signal(signal.SIGINT, previous)
     try:
         msg_id = session.kc.execute("while True: pass")
-        time.sleep(1.0)
+        started = None
+        while started is None:  # a loaded machine may take a while to begin the cell
+            message = session.kc.get_iopub_msg(timeout=30)
+            if message["parent_header"].get("msg_id") == msg_id and message["msg_type"] == "execute_input":
+                started = message
+        time.sleep(0.5)  # into the loop
         session.km.interrupt_kernel()
         reply = session.kc.get_shell_msg(timeout=20)
         assert reply["parent_header"]["msg_id"] == msg_id

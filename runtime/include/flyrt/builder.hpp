@@ -1,10 +1,15 @@
-// Builds a function's IR op by op, as the Python tracer runs the kernel.
+// Builds a function's IR op by op, as the Python tracer runs the kernel, in
+// the module the trace builds.
 //
 // Structured ops are built in steps: create the op (its regions exist),
 // enter a region, emit into it, terminate it, leave; results are added when
 // the op is finished, once the traced branches agreed on their types.
 #pragma once
 
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "flyrt/ir.hpp"
@@ -92,6 +97,31 @@ private:
     function* m_fn;
     std::vector<region*> m_insertion;
     std::string m_file;
+};
+
+// The module a trace builds, with the builders of its functions: they live
+// as long as it (Python holds them by reference).
+class module_builder
+{
+public:
+    explicit module_builder(std::string name);
+
+    // A new function; kernels may be compiled for a known block size (0:
+    // any) and ask GPUs to hold `min_blocks_per_sm` blocks at once (0: any).
+    function_builder& add_function(std::string name,
+                                   function_kind kind,
+                                   const std::vector<type>& parameter_types,
+                                   const std::vector<std::string>& parameter_names,
+                                   location loc,
+                                   const std::array<std::int32_t, 3>& known_block_size,
+                                   int min_blocks_per_sm);
+
+    module& built() { return m_module; }
+    const module& built() const { return m_module; }
+
+private:
+    module m_module;
+    std::vector<std::unique_ptr<function_builder>> m_builders;
 };
 
 } // namespace flyrt::ir

@@ -162,7 +162,7 @@ using value_id = std::int32_t;
 
 // Operands of a launch before the kernel's arguments: grid xyz, block xyz and
 // smem bytes (Int32), then the stream (Int64; default_stream: the one the
-// launcher call runs on).
+// launcher call runs on, exported as _core.codes.default_stream).
 inline constexpr std::size_t launch_operands = 8;
 inline constexpr std::int64_t default_stream = -1;
 

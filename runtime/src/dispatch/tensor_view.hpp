@@ -29,7 +29,7 @@ struct tensor_view
     static constexpr int max_dims = 16;
 
     std::uint64_t data = 0;
-    std::int64_t dtype = -1; // key code: ir::scalar, or an FP8 code (dispatcher.cpp)
+    std::int64_t dtype = -1; // key code: ir::scalar, or an FP8 code (dtype_codes.hpp)
     int ndim = 0;
     std::int64_t shape[max_dims] = {};
     std::int64_t strides[max_dims] = {}; // in elements

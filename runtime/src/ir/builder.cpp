@@ -5,6 +5,27 @@
 namespace flyrt::ir
 {
 
+module_builder::module_builder(std::string name)
+{
+    m_module.name = std::move(name);
+}
+
+function_builder& module_builder::add_function(std::string name,
+                                               function_kind kind,
+                                               const std::vector<type>& parameter_types,
+                                               const std::vector<std::string>& parameter_names,
+                                               location loc,
+                                               const std::array<std::int32_t, 3>& known_block_size,
+                                               int min_blocks_per_sm)
+{
+    m_builders.push_back(std::make_unique<function_builder>(
+        m_module, std::move(name), kind, parameter_types, parameter_names, std::move(loc)));
+    function& f = m_builders.back()->fn();
+    f.known_block_size = known_block_size;
+    f.min_blocks_per_sm = min_blocks_per_sm;
+    return *m_builders.back();
+}
+
 function_builder::function_builder(module& m,
                                    std::string name,
                                    function_kind kind,

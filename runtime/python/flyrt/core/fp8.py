@@ -61,8 +61,8 @@ class FP8DType(dtypes.DType):
 
 Float8E4M3FNUZ = FP8DType("Float8E4M3FNUZ", E4M3FNUZ)
 Float8E4M3FN = FP8DType("Float8E4M3FN", E4M3FN)
-BY_KEY_CODE = {100: Float8E4M3FNUZ, 101: Float8E4M3FN}  # dispatcher.cpp: fp8_code_base
 BY_FORMAT = {"e4m3fnuz": Float8E4M3FNUZ, "e4m3fn": Float8E4M3FN}
+BY_KEY_CODE = {_core.codes.fp8_dtypes[name]: dtype for name, dtype in BY_FORMAT.items()}
 
 
 def dtype_of(fmt):

@@ -5,6 +5,7 @@ import sys
 
 import numpy as np
 
+from .. import _core
 from . import dtypes, fp8
 
 
@@ -21,7 +22,7 @@ def host_view(value):
         if value.dtype == torch.bfloat16:
             return value.detach().view(torch.int16).numpy().view(dtypes.BFLOAT16_STORAGE)
         return value.detach().numpy()
-    if hasattr(value, "__dlpack_device__") and value.__dlpack_device__()[0] == 1:  # kDLCPU
+    if hasattr(value, "__dlpack_device__") and value.__dlpack_device__()[0] == _core.codes.device_types["host"]:
         return np.from_dlpack(value)
     return None
 

@@ -1,5 +1,5 @@
 """What a launcher is specialized on, decoded from the key the C++
-dispatcher builds (src/dispatch/dispatcher.cpp has the encoding)."""
+dispatcher builds (src/dispatch/specialization_key.hpp has the encoding)."""
 
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -7,13 +7,19 @@ from typing import NamedTuple
 from .. import _core
 from . import dtypes, fp8
 
-TENSOR, SCALAR, CONST_INT, CONST_OBJECT, CONST_BOOL, STREAM = 1, 2, 3, 4, 5, 6
+_TAGS = _core.codes.key_tags
+TENSOR, SCALAR, CONST_INT, CONST_OBJECT, CONST_BOOL, STREAM = (
+    _TAGS[name] for name in ("tensor", "scalar", "const_int", "const_object", "const_bool", "stream"))
 _KEY_WIDTH = {TENSOR: 6, SCALAR: 2, CONST_INT: 2, CONST_OBJECT: 2, CONST_BOOL: 2, STREAM: 1}
 PREFIX = 3  # compile mode (bounds checks), target code, device index
 
-# param_kind and scalar_class of dispatcher.hpp
-PARAM_TENSOR, PARAM_SCALAR, PARAM_CONSTEXPR, PARAM_STREAM = 0, 1, 2, 3
-SCALAR_CLASSES = [None, dtypes.Boolean, dtypes.Int32, dtypes.Int64, dtypes.Float32, dtypes.Float64]
+_KINDS = _core.codes.param_kinds
+PARAM_TENSOR, PARAM_SCALAR, PARAM_CONSTEXPR, PARAM_STREAM = (
+    _KINDS[name] for name in ("tensor", "scalar", "constexpr", "stream"))
+_CLASSES = _core.codes.scalar_classes
+_CLASS_DTYPES = {"automatic": None, "boolean": dtypes.Boolean, "int32": dtypes.Int32, "int64": dtypes.Int64,
+                 "float32": dtypes.Float32, "float64": dtypes.Float64}
+SCALAR_CLASSES = [_CLASS_DTYPES[name] for name in sorted(_CLASSES, key=_CLASSES.get)]  # by code
 
 
 class Parameter(NamedTuple):

@@ -13,7 +13,7 @@ from .. import _core
 from ..core import dtypes, fp8, settings
 from . import hip
 
-DEVICE_TYPE = 2  # DLPack's kDLCUDA; the dispatcher's device_type::cuda
+DEVICE_TYPE = _core.codes.device_types["cuda"]  # DLPack's kDLCUDA
 
 
 @functools.lru_cache(maxsize=None)
@@ -61,7 +61,7 @@ _TYPESTR = {"f2": dtypes.Float16, "f4": dtypes.Float32, "f8": dtypes.Float64, "i
 
 
 def _code(dtype):
-    """The dispatcher's key code of a DSL dtype (dispatcher.cpp: dtype_code)."""
+    """The dispatcher's key code of a DSL dtype (dtype_codes.hpp)."""
     return next(code for code, d in fp8.BY_KEY_CODE.items() if d is dtype) if dtype.is_fp8 else int(dtype.scalar)
 
 

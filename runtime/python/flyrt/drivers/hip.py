@@ -12,7 +12,7 @@ import sys
 from .. import _core
 from ..core import settings
 
-DEVICE_TYPE = 10  # DLPack's kDLROCM; the dispatcher's device_type::rocm
+DEVICE_TYPE = _core.codes.device_types["rocm"]  # DLPack's kDLROCM
 
 
 def runtime_problem():

@@ -22,8 +22,8 @@ from .. import _core
 from ..core import settings
 from . import cuda, hip
 
-AUTO, CPU, CUDA, HIP = -1, 0, 1, 2  # key codes: dispatcher.hpp's target_choice
-_CODES = {"auto": AUTO, "cpu": CPU, "cuda": CUDA, "hip": HIP}
+_CODES = _core.codes.targets  # key codes, by name
+AUTO, CPU, CUDA, HIP = (_CODES[name] for name in ("auto", "cpu", "cuda", "hip"))
 NAMES = {code: name for name, code in _CODES.items()}
 _compile_only_arch = None
 _chosen = False  # whether set_target or set_compile_only has chosen (else the environment does)

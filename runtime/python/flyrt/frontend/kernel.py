@@ -8,6 +8,7 @@ import functools
 import inspect
 import operator
 
+from .. import _core
 from ..core import dtypes
 from ..core.errors import KernelError
 from ..core.specialization import ConstSpec, ScalarSpec, TensorSpec
@@ -161,7 +162,7 @@ def check_stream(stream):
                     f"{type(stream).__name__}")
 
 
-_DEFAULT_STREAM = -1  # ir::default_stream
+_DEFAULT_STREAM = _core.codes.default_stream  # the stream the launcher call runs on
 
 
 _LARGEST = 2**31 - 1  # a launch's sizes are 32-bit on every target

@@ -58,7 +58,7 @@ def run_launcher(launcher, args, kwargs):
 
 def _refuse_device_tensor(name, value):
     device = getattr(value, "__dlpack_device__", None)
-    if device is not None and not isinstance(value, np.ndarray) and device()[0] != 1:  # not kDLCPU
+    if device is not None and not isinstance(value, np.ndarray) and device()[0] != _core.codes.device_types["host"]:
         raise TypeError(f"argument '{name}': interpreter mode (FLYDSL_INTERPRET) runs kernels on the host and "
                         f"takes numpy arrays or CPU tensors; copy this {type(value).__name__} to the host "
                         "first (tensor.cpu())")

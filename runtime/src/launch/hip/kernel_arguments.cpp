@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "../../jit/amdgpu_metadata.hpp"
+
 namespace flyrt::launch::hip
 {
 
@@ -30,6 +32,16 @@ void pack_kernel_arguments(const std::vector<jit::argument_place>& places,
         }
         std::memcpy(out + places[i].offset, bytes, std::min<std::size_t>(places[i].size, 8));
     }
+}
+
+std::string packed_kernel_arguments(std::string_view code_object,
+                                    const std::string& kernel,
+                                    const std::vector<std::uint64_t>& slots)
+{
+    const std::vector<jit::argument_place> places = jit::argument_places(code_object, kernel, slots.size());
+    std::string buffer(kernel_arguments_size(places), '\0');
+    pack_kernel_arguments(places, slots.data(), reinterpret_cast<std::uint8_t*>(buffer.data()));
+    return buffer;
 }
 
 } // namespace flyrt::launch::hip

@@ -5,6 +5,8 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "../../jit/code_bundle.hpp"
@@ -19,5 +21,11 @@ std::size_t kernel_arguments_size(const std::vector<jit::argument_place>& places
 void pack_kernel_arguments(const std::vector<jit::argument_place>& places,
                            const std::uint64_t* slots,
                            std::uint8_t* out);
+
+// The buffer a launch of `kernel` packs from `slots`, placed as AMD code
+// object `code_object` says (a compile's packing, seen without a GPU).
+std::string packed_kernel_arguments(std::string_view code_object,
+                                    const std::string& kernel,
+                                    const std::vector<std::uint64_t>& slots);
 
 } // namespace flyrt::launch::hip

@@ -1,0 +1,313 @@
+// The specialization key of a call, and the slots its compiled entry reads,
+// made from the bound arguments: compile mode, target and device, then one
+// part per parameter, led by its tag (Python decodes it:
+// flyrt/specialization.py). Runs on every call, so inline.
+#pragma once
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <climits>
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <pybind11/pybind11.h>
+
+#include "argument_binding.hpp"
+#include "dtype_codes.hpp"
+#include "target_choice.hpp"
+#include "tensor_view.hpp"
+
+namespace flyrt::dispatch
+{
+
+using key_type = std::vector<std::int64_t>;
+
+struct key_hash
+{
+    std::size_t operator()(const key_type& key) const noexcept
+    {
+        std::uint64_t h = 1469598103934665603ull;
+        for (std::int64_t part : key)
+        {
+            h = (h ^ static_cast<std::uint64_t>(part)) * 1099511628211ull;
+        }
+        return static_cast<std::size_t>(h);
+    }
+};
+
+// Leading entry of each parameter's part of the key (exported as
+// _core.codes.key_tags).
+enum key_tag : std::int64_t
+{
+    tag_tensor = 1,
+    tag_scalar = 2,
+    tag_const_int = 3,
+    tag_const_object = 4,
+    tag_const_bool = 5,
+    tag_stream = 6,
+};
+
+// What one call is made of; reused across calls (the dispatcher's scratch).
+struct call_state
+{
+    std::vector<PyObject*> bound; // borrowed: one argument per parameter
+    key_type key;
+    std::vector<std::uint64_t> slots;
+    std::vector<pybind11::object> keep_alive; // arrays made by the adapter
+    std::vector<tensor_device> devices;       // where each tensor argument lives
+    std::vector<std::size_t> read_only;       // parameters whose array is not writeable
+
+    void clear()
+    {
+        bound.clear();
+        key.clear();
+        slots.clear();
+        keep_alive.clear();
+        read_only.clear();
+        devices.clear();
+    }
+
+    pybind11::tuple bound_tuple() const
+    {
+        pybind11::tuple out(bound.size());
+        for (std::size_t i = 0; i < bound.size(); ++i)
+        {
+            out[i] = pybind11::handle(bound[i]);
+        }
+        return out;
+    }
+
+    pybind11::tuple key_tuple() const
+    {
+        pybind11::tuple out(key.size());
+        for (std::size_t i = 0; i < key.size(); ++i)
+        {
+            out[i] = pybind11::int_(key[i]);
+        }
+        return out;
+    }
+};
+
+// A tensor argument: a numpy array, a torch CUDA tensor, else what `adapt`
+// makes of it. Its part: dtype, rank, contiguity, index width, alignment;
+// its slots: data pointer, shape, strides.
+inline void describe_tensor(std::size_t index,
+                            const std::string& name,
+                            PyObject* value,
+                            const pybind11::object& adapt,
+                            call_state& state)
+{
+    tensor_view view;
+    if (!PyArray_Check(value) && !describe_torch_cuda(value, name, view))
+    {
+        pybind11::object adapted = adapt(pybind11::handle(value), name);
+        state.keep_alive.push_back(adapted);
+        value = adapted.ptr();
+        if (!PyArray_Check(value))
+        {
+            describe_device_tuple(value, name, view);
+        }
+    }
+    if (PyArray_Check(value))
+    {
+        auto* array = reinterpret_cast<PyArrayObject*>(value);
+        view.dtype = dtype_code(array);
+        if (view.dtype < 0)
+        {
+            throw pybind11::type_error(
+                "argument '" + name + "': unsupported tensor dtype " +
+                pybind11::str(pybind11::handle(reinterpret_cast<PyObject*>(PyArray_DESCR(array))))
+                    .cast<std::string>());
+        }
+        if (!PyArray_ISNOTSWAPPED(array) && PyArray_ITEMSIZE(array) > 1)
+        {
+            // Kernels read elements as this machine stores them; converting
+            // would copy behind the user's back (and lose stores).
+            throw pybind11::value_error("argument '" + name + "': its bytes are " +
+                                        (PyArray_DESCR(array)->byteorder == '>' ? "big" : "little") +
+                                        "-endian, not this machine's order: pass " + name + ".astype(" +
+                                        name + ".dtype.newbyteorder('='))");
+        }
+        view.ndim = PyArray_NDIM(array);
+        if (view.ndim > tensor_view::max_dims)
+        {
+            throw pybind11::type_error("argument '" + name + "': tensors have at most " +
+                                       std::to_string(tensor_view::max_dims) + " dimensions");
+        }
+        const npy_intp itemsize = PyArray_ITEMSIZE(array);
+        for (int d = 0; d < view.ndim; ++d)
+        {
+            if (PyArray_STRIDES(array)[d] % itemsize != 0)
+            {
+                throw pybind11::value_error(
+                    "argument '" + name +
+                    "': strides that are not a multiple of the element size are not supported");
+            }
+            view.shape[d] = PyArray_DIMS(array)[d];
+            view.strides[d] = PyArray_STRIDES(array)[d] / itemsize;
+        }
+        view.data = reinterpret_cast<std::uint64_t>(PyArray_DATA(array));
+        view.contiguous = PyArray_IS_C_CONTIGUOUS(array) != 0;
+        if (!PyArray_ISWRITEABLE(array))
+        {
+            state.read_only.push_back(index);
+        }
+    }
+    state.devices.push_back({index, view.device, view.device_index});
+    const std::int64_t index_bits = fits_int32(view) ? 32 : 64;
+    // The data's alignment, up to 16 bytes (a vector access's widest): the
+    // kernels know it instead of trusting `align=` promises.
+    const std::uint64_t lowest_bit = view.data & (~view.data + 1);
+    const auto alignment = static_cast<std::int64_t>(lowest_bit == 0 || lowest_bit > 16 ? 16 : lowest_bit);
+    state.key.insert(state.key.end(),
+                     {tag_tensor, view.dtype, view.ndim, view.contiguous ? 1 : 0, index_bits, alignment});
+    state.slots.push_back(view.data);
+    for (int d = 0; d < view.ndim; ++d)
+    {
+        state.slots.push_back(static_cast<std::uint64_t>(view.shape[d]));
+    }
+    for (int d = 0; d < view.ndim; ++d)
+    {
+        state.slots.push_back(static_cast<std::uint64_t>(view.strides[d]));
+    }
+}
+
+inline std::uint64_t bits_of_float(float value)
+{
+    std::uint32_t bits;
+    std::memcpy(&bits, &value, sizeof bits);
+    return bits;
+}
+
+inline std::uint64_t bits_of_double(double value)
+{
+    std::uint64_t bits;
+    std::memcpy(&bits, &value, sizeof bits);
+    return bits;
+}
+
+// A scalar argument: its part is the class it is passed as, its slot the value's bits.
+inline void describe_scalar(const param_spec& p, PyObject* value, call_state& state)
+{
+    scalar_class cls = p.scalar_type;
+    if (cls == scalar_class::automatic)
+    {
+        if (PyBool_Check(value))
+        {
+            cls = scalar_class::boolean;
+        }
+        else if (PyLong_Check(value))
+        {
+            int overflow = 0;
+            const long long v = PyLong_AsLongLongAndOverflow(value, &overflow);
+            cls = (overflow == 0 && v >= INT32_MIN && v <= INT32_MAX) ? scalar_class::int32
+                                                                      : scalar_class::int64;
+        }
+        else if (PyFloat_Check(value))
+        {
+            cls = scalar_class::float32;
+        }
+        else
+        {
+            throw pybind11::type_error("argument '" + p.name + "' must be a bool, int or float, not " +
+                                       std::string(Py_TYPE(value)->tp_name));
+        }
+    }
+    std::uint64_t slot = 0;
+    switch (cls)
+    {
+    case scalar_class::boolean:
+    {
+        const int truth = PyObject_IsTrue(value);
+        if (truth < 0)
+        {
+            throw pybind11::error_already_set();
+        }
+        slot = static_cast<std::uint64_t>(truth);
+        break;
+    }
+    case scalar_class::int32:
+    case scalar_class::int64:
+    {
+        if (PyFloat_Check(value))
+        {
+            throw pybind11::type_error("argument '" + p.name + "' is an integer parameter; got a float");
+        }
+        int overflow = 0;
+        const long long v = PyLong_AsLongLongAndOverflow(value, &overflow);
+        if (v == -1 && PyErr_Occurred())
+        {
+            throw pybind11::error_already_set();
+        }
+        const bool int32 = cls == scalar_class::int32;
+        if (overflow != 0 || (int32 && (v < INT32_MIN || v > INT32_MAX)))
+        {
+            throw pybind11::value_error("argument '" + p.name +
+                                        "' = " + pybind11::str(value).cast<std::string>() +
+                                        " does not fit in " + (int32 ? "Int32" : "Int64"));
+        }
+        slot = static_cast<std::uint64_t>(v);
+        break;
+    }
+    case scalar_class::float32:
+    case scalar_class::float64:
+    {
+        const double v = PyFloat_AsDouble(value);
+        if (v == -1.0 && PyErr_Occurred())
+        {
+            throw pybind11::error_already_set();
+        }
+        slot = cls == scalar_class::float32 ? bits_of_float(static_cast<float>(v)) : bits_of_double(v);
+        break;
+    }
+    case scalar_class::automatic:
+        break;
+    }
+    state.key.insert(state.key.end(), {tag_scalar, static_cast<std::int64_t>(cls)});
+    state.slots.push_back(slot);
+}
+
+// A Constexpr argument: all of it is in the key (`ids` numbers the values
+// that are no bool or int); no slot.
+inline void describe_constexpr(PyObject* value, pybind11::dict& ids, call_state& state)
+{
+    if (PyBool_Check(value))
+    {
+        state.key.insert(state.key.end(), {tag_const_bool, value == Py_True ? 1 : 0});
+        return;
+    }
+    if (PyLong_CheckExact(value))
+    {
+        int overflow = 0;
+        const long long v = PyLong_AsLongLongAndOverflow(value, &overflow);
+        if (overflow == 0)
+        {
+            state.key.insert(state.key.end(), {tag_const_int, v});
+            return;
+        }
+    }
+    // Anything else hashable: identified by (type, value), so 1 and 1.0 differ.
+    pybind11::tuple identity = pybind11::make_tuple(
+        pybind11::handle(reinterpret_cast<PyObject*>(Py_TYPE(value))), pybind11::handle(value));
+    pybind11::object id = ids.attr("get")(identity);
+    if (id.is_none())
+    {
+        id = pybind11::int_(pybind11::len(ids));
+        ids[identity] = id;
+    }
+    state.key.insert(state.key.end(), {tag_const_object, id.cast<std::int64_t>()});
+}
+
+// A stream argument: its slot is the driver handle (ir::default_stream: the call's stream).
+inline void describe_stream(const std::string& name, PyObject* value, call_state& state)
+{
+    const std::optional<std::int64_t> handle = stream_handle(value, name);
+    state.key.push_back(tag_stream);
+    state.slots.push_back(static_cast<std::uint64_t>(handle ? *handle : ir::default_stream));
+}
+
+} // namespace flyrt::dispatch
