@@ -24,5 +24,6 @@ scripts/run_main.sh || status=1
 if ((bench)); then
     python tests/bench/bench_gpu.py || status=1
     python tests/bench/bench_gpu_kernel.py || status=1
+    python tests/bench/bench_gpu_atomics.py || status=1
 fi
 exit $status

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "flyrt/ir.hpp"
@@ -62,6 +63,13 @@ public:
     value_id shuffle(value_id value, value_id source_thread, int line);
     // d = a . b + c over a warp's lanes' fragments (flyrt/matrix.py has the layout).
     value_id mma(value_id a, value_id b, value_id c, int line);
+    // ptr[offset] op= value, atomically; returns the element's value before.
+    value_id
+    atomic(atomic_op kind, value_id ptr, value_id offset, value_id value, memory_semantics sem, int line);
+    // ptr[offset] = value if it equals `compare`, atomically; returns (old value, success).
+    std::pair<value_id, value_id> atomic_cas(
+        value_id ptr, value_id offset, value_id compare, value_id value, memory_semantics sem, int line);
+    void fence(memory_semantics sem, int line);
     // A static shared-memory array of `bytes` for this kernel; returns its pointer.
     value_id shared(scalar element, std::int64_t bytes, int line);
     // The dynamic shared memory (`smem=` at launch), after the static arrays.

@@ -99,6 +99,9 @@ enum class opcode : std::uint8_t
     broadcast, // scalar -> vector (lanes from the result type)
     reduce,    // vector; attr: arith (add, min, max) -> scalar
     mma,       // a, b, c: one warp's 16x8 (+)= 16x16 . 16x8 from its lanes' fragments -> d
+    atomic,    // ptr, offset, value (cas: ptr, offset, compare, value); attr: atomic_op;
+               // int_value: memory_semantics -> old value (cas: old value, success)
+    fence,     // int_value: memory_semantics
     ret,
 };
 
@@ -148,6 +151,54 @@ enum class fp8_format : std::uint8_t
     none,
     e4m3fnuz, // bias 8, max 240, NaN 0x80 only, no -0
     e4m3fn,   // bias 7, max 448, NaN 0x7F and 0xFF
+};
+
+// A read-modify-write of one element; `cas` replaces it only when it equals
+// the compare operand.
+enum class atomic_op : std::uint8_t
+{
+    add,
+    sub,
+    min,
+    max,
+    bit_and,
+    bit_or,
+    bit_xor,
+    xchg,
+    cas,
+};
+
+// Which threads an atomic or fence synchronizes with.
+enum class memory_scope : std::uint8_t
+{
+    block,
+    device,
+    system,
+};
+
+enum class memory_order : std::uint8_t
+{
+    relaxed,
+    acquire,
+    release,
+    acq_rel,
+    seq_cst,
+};
+
+// An atomic's or fence's scope and order, packed into op::int_value.
+struct memory_semantics
+{
+    memory_scope scope = memory_scope::system;
+    memory_order order = memory_order::relaxed;
+
+    std::int64_t packed() const
+    {
+        return static_cast<std::int64_t>(scope) * 8 + static_cast<std::int64_t>(order);
+    }
+    static memory_semantics unpack(std::int64_t v)
+    {
+        return {static_cast<memory_scope>(v / 8), static_cast<memory_order>(v % 8)};
+    }
 };
 
 enum class special_register : std::uint8_t

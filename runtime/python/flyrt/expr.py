@@ -11,6 +11,8 @@ from .core.dtypes import (
 from .core.fp8 import Float8E4M3FN, Float8E4M3FNUZ
 from .language import values
 from .language.annotations import Constexpr, Stream, Tensor, is_constexpr
+from .language.atomics import (atomic_add, atomic_and, atomic_cas, atomic_max, atomic_min, atomic_or, atomic_sub,
+                               atomic_xchg, atomic_xor, memory_fence)
 from .language.block import (
     barrier, block_dim, block_idx, dynamic_shared, grid_dim, lane_id, set_warp_size, shared, shuffle, shuffle_xor,
     thread_idx, warp_reduce, warp_size

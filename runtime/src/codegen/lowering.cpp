@@ -261,6 +261,12 @@ void function_lowering::emit_op(const ir::op& o)
     case opcode::mma:
         mma(o);
         break;
+    case opcode::atomic:
+        atomic(o);
+        break;
+    case opcode::fence:
+        fence(o);
+        break;
     case opcode::ret:
     case opcode::yield:
     case opcode::condition:
@@ -599,6 +605,95 @@ llvm::Value* function_lowering::address(const ir::op& o, llvm::Type* element)
     llvm::Value* offset = value(o.operands[1]);
     offset = m_b.CreateIntCast(offset, m_b.getInt64Ty(), !ir::is_unsigned(kind_of(o.operands[1])));
     return m_b.CreateGEP(element, value(o.operands[0]), offset);
+}
+
+namespace
+{
+
+llvm::AtomicOrdering ordering(ir::memory_order order)
+{
+    switch (order)
+    {
+    case ir::memory_order::relaxed:
+        return llvm::AtomicOrdering::Monotonic;
+    case ir::memory_order::acquire:
+        return llvm::AtomicOrdering::Acquire;
+    case ir::memory_order::release:
+        return llvm::AtomicOrdering::Release;
+    case ir::memory_order::acq_rel:
+        return llvm::AtomicOrdering::AcquireRelease;
+    case ir::memory_order::seq_cst:
+        break;
+    }
+    return llvm::AtomicOrdering::SequentiallyConsistent;
+}
+
+llvm::AtomicRMWInst::BinOp rmw_op(ir::atomic_op kind, ir::scalar s)
+{
+    const bool fp = ir::is_float(s);
+    const bool is_unsigned = ir::is_unsigned(s);
+    switch (kind)
+    {
+    case ir::atomic_op::add:
+        return fp ? llvm::AtomicRMWInst::FAdd : llvm::AtomicRMWInst::Add;
+    case ir::atomic_op::sub:
+        return fp ? llvm::AtomicRMWInst::FSub : llvm::AtomicRMWInst::Sub;
+    case ir::atomic_op::min:
+        return is_unsigned ? llvm::AtomicRMWInst::UMin : llvm::AtomicRMWInst::Min;
+    case ir::atomic_op::max:
+        return is_unsigned ? llvm::AtomicRMWInst::UMax : llvm::AtomicRMWInst::Max;
+    case ir::atomic_op::bit_and:
+        return llvm::AtomicRMWInst::And;
+    case ir::atomic_op::bit_or:
+        return llvm::AtomicRMWInst::Or;
+    case ir::atomic_op::bit_xor:
+        return llvm::AtomicRMWInst::Xor;
+    case ir::atomic_op::xchg:
+    case ir::atomic_op::cas:
+        break;
+    }
+    return llvm::AtomicRMWInst::Xchg;
+}
+
+} // namespace
+
+llvm::SyncScope::ID function_lowering::sync_scope(ir::memory_scope)
+{
+    return llvm::SyncScope::System;
+}
+
+void function_lowering::atomic(const ir::op& o)
+{
+    const auto sem = ir::memory_semantics::unpack(o.int_value);
+    const auto kind = static_cast<ir::atomic_op>(o.attr);
+    const ir::scalar s = kind_of(o.operands.back());
+    llvm::Type* element = llvm_type(s);
+    llvm::Value* where = address(o, element);
+    const llvm::Align align(static_cast<std::uint64_t>(ir::bit_width(s) / 8));
+    const llvm::SyncScope::ID scope = sync_scope(sem.scope);
+    if (kind == ir::atomic_op::cas)
+    {
+        // A failed exchange only reads: it cannot release.
+        const llvm::AtomicOrdering success = ordering(sem.order);
+        const llvm::AtomicOrdering failure =
+            sem.order == ir::memory_order::release   ? llvm::AtomicOrdering::Monotonic
+            : sem.order == ir::memory_order::acq_rel ? llvm::AtomicOrdering::Acquire
+                                                     : success;
+        llvm::Value* pair = m_b.CreateAtomicCmpXchg(
+            where, value(o.operands[2]), value(o.operands[3]), align, success, failure, scope);
+        bind(o.results[0], m_b.CreateExtractValue(pair, 0));
+        bind(o.results[1], m_b.CreateExtractValue(pair, 1));
+        return;
+    }
+    bind(
+        o.results[0],
+        m_b.CreateAtomicRMW(rmw_op(kind, s), where, value(o.operands[2]), align, ordering(sem.order), scope));
+}
+
+void function_lowering::fence(const ir::op& o)
+{
+    const auto sem = ir::memory_semantics::unpack(o.int_value);
+    m_b.CreateFence(ordering(sem.order), sync_scope(sem.scope));
 }
 
 void function_lowering::emit_if(const ir::op& o)

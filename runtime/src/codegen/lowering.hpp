@@ -49,6 +49,11 @@ protected:
     virtual llvm::Value* math(ir::arith kind, llvm::Value* x, ir::scalar s) = 0;
     virtual void report(const ir::op& o);
     virtual void launch(const ir::op& o);
+    // Atomics and fences as LLVM's atomic instructions under sync_scope().
+    virtual void atomic(const ir::op& o);
+    virtual void fence(const ir::op& o);
+    // The LLVM sync scope of a flyrt scope on this target (neutral: the system's).
+    virtual llvm::SyncScope::ID sync_scope(ir::memory_scope scope);
     // A value where it is used, and where it is defined; the CPU keeps values
     // that cross a barrier in per-thread slots.
     virtual llvm::Value* value(ir::value_id id);
@@ -66,6 +71,8 @@ protected:
     void emit_op(const ir::op& o);
     llvm::Value* intrinsic(llvm::Intrinsic::ID id, llvm::Value* x) { return m_b.CreateUnaryIntrinsic(id, x); }
     [[noreturn]] void unsupported(const ir::op& o, const std::string& what) const;
+    // The element a load, store or atomic names: its pointer plus offset.
+    llvm::Value* address(const ir::op& o, llvm::Type* element);
 
     const ir::module& m_module;
     const ir::function& m_fn;
@@ -86,7 +93,6 @@ private:
     llvm::Value* reduce(ir::arith kind, ir::value_id vector);
     llvm::Value* fma(const ir::op& o);
     llvm::Value* cast(ir::value_id operand, const ir::type& result);
-    llvm::Value* address(const ir::op& o, llvm::Type* element);
     unsigned alignment(const ir::op& o, const ir::type& t) const;
     unsigned piece_lanes(const ir::type& t, unsigned align) const;
     llvm::Value* load(const ir::op& o);

@@ -228,6 +228,30 @@ value_id function_builder::mma(value_id a, value_id b, value_id c, int line)
     return result(o, type_of(c));
 }
 
+value_id function_builder::atomic(
+    atomic_op kind, value_id ptr, value_id offset, value_id value, memory_semantics sem, int line)
+{
+    op& o = append(opcode::atomic, {ptr, offset, value}, line);
+    o.attr = static_cast<int>(kind);
+    o.int_value = sem.packed();
+    return result(o, type_of(value));
+}
+
+std::pair<value_id, value_id> function_builder::atomic_cas(
+    value_id ptr, value_id offset, value_id compare, value_id value, memory_semantics sem, int line)
+{
+    op& o = append(opcode::atomic, {ptr, offset, compare, value}, line);
+    o.attr = static_cast<int>(atomic_op::cas);
+    o.int_value = sem.packed();
+    const value_id old = result(o, type_of(value));
+    return {old, result(o, type{scalar::i1})};
+}
+
+void function_builder::fence(memory_semantics sem, int line)
+{
+    append(opcode::fence, {}, line).int_value = sem.packed();
+}
+
 value_id function_builder::shared(scalar element, std::int64_t bytes, int line)
 {
     constexpr std::int64_t alignment = 64; // whole cache lines: vector loads, no false sharing

@@ -94,10 +94,11 @@ namespace
 
 const char* opcode_name(opcode code)
 {
-    static const char* const names[] = {
-        "constant", "special", "unary",  "binary",  "compare", "select",    "fma",       "cast",   "bitcast",
-        "load",     "store",   "if",     "for",     "while",   "yield",     "condition", "launch", "report",
-        "barrier",  "shuffle", "shared", "extract", "insert",  "broadcast", "reduce",    "mma",    "return"};
+    static const char* const names[] = {"constant", "special", "unary",   "binary",    "compare", "select",
+                                        "fma",      "cast",    "bitcast", "load",      "store",   "if",
+                                        "for",      "while",   "yield",   "condition", "launch",  "report",
+                                        "barrier",  "shuffle", "shared",  "extract",   "insert",  "broadcast",
+                                        "reduce",   "mma",     "atomic",  "fence",     "return"};
     return names[static_cast<int>(code)];
 }
 
@@ -169,6 +170,11 @@ private:
             else if ((o->code == opcode::load || o->code == opcode::store) && o->int_value > 0)
             {
                 m_out << ".align" << o->int_value;
+            }
+            else if (o->code == opcode::atomic || o->code == opcode::fence)
+            {
+                // op, then scope and order: part of the text disk-cache keys hash
+                m_out << "." << o->attr << "." << o->int_value;
             }
             else if (o->code == opcode::shared)
             {

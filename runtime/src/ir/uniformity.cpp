@@ -86,7 +86,11 @@ bool uniformity::visit(const region& r)
             break;
         case opcode::shuffle:
         case opcode::mma:
-            changed = mark(o.results[0], true) || changed;
+        case opcode::atomic: // each thread sees the element as the others left it
+            for (value_id result : o.results)
+            {
+                changed = mark(result, true) || changed;
+            }
             break;
         case opcode::if_:
         {

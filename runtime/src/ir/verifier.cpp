@@ -348,12 +348,47 @@ private:
         case opcode::mma:
             check_mma(o, kernel);
             break;
+        case opcode::atomic:
+            check_atomic(o, kernel);
+            break;
+        case opcode::fence:
+            if (!kernel)
+            {
+                fail("a memory fence belongs in a kernel", o.loc);
+            }
+            break;
         case opcode::ret:
             break;
         }
         for (value_id id : o.results)
         {
             define(id, o.loc);
+        }
+    }
+
+    void check_atomic(const op& o, bool kernel)
+    {
+        const bool cas = static_cast<atomic_op>(o.attr) == atomic_op::cas;
+        expect_count(o, cas ? 4 : 3, cas ? 2 : 1);
+        const type& p = m_fn.type_of(o.operands[0]);
+        const type& value = m_fn.type_of(o.operands.back());
+        if (p.kind != scalar::ptr || !is_integer(m_fn.type_of(o.operands[1]).kind) ||
+            value.kind != p.pointee || value.lanes != 1 || (cas && m_fn.type_of(o.operands[2]) != value))
+        {
+            fail("an atomic takes a pointer, an integer offset and scalars of the element's type", o.loc);
+        }
+        const int bits = bit_width(value.kind);
+        const bool integer = is_integer(value.kind) && (bits == 32 || bits == 64);
+        const auto kind = static_cast<atomic_op>(o.attr);
+        const bool float_ok = is_float(value.kind) && (kind == atomic_op::add || kind == atomic_op::sub ||
+                                                       (kind == atomic_op::xchg && bits >= 32));
+        if (!integer && !float_ok)
+        {
+            fail("no atomic of this kind on " + to_string(value), o.loc);
+        }
+        if (!kernel)
+        {
+            fail("atomics belong in a kernel", o.loc);
         }
     }
 

@@ -74,6 +74,26 @@ void bind_ir(py::module_& m)
         .value("block_idx", ir::special_register::block_idx)
         .value("block_dim", ir::special_register::block_dim)
         .value("grid_dim", ir::special_register::grid_dim);
+    py::enum_<ir::atomic_op>(m, "AtomicOp")
+        .value("add", ir::atomic_op::add)
+        .value("sub", ir::atomic_op::sub)
+        .value("min", ir::atomic_op::min)
+        .value("max", ir::atomic_op::max)
+        .value("bit_and", ir::atomic_op::bit_and)
+        .value("bit_or", ir::atomic_op::bit_or)
+        .value("bit_xor", ir::atomic_op::bit_xor)
+        .value("xchg", ir::atomic_op::xchg)
+        .value("cas", ir::atomic_op::cas);
+    py::enum_<ir::memory_scope>(m, "MemoryScope")
+        .value("block", ir::memory_scope::block)
+        .value("device", ir::memory_scope::device)
+        .value("system", ir::memory_scope::system);
+    py::enum_<ir::memory_order>(m, "MemoryOrder")
+        .value("relaxed", ir::memory_order::relaxed)
+        .value("acquire", ir::memory_order::acquire)
+        .value("release", ir::memory_order::release)
+        .value("acq_rel", ir::memory_order::acq_rel)
+        .value("seq_cst", ir::memory_order::seq_cst);
     py::enum_<ir::address_space>(m, "AddressSpace")
         .value("global_", ir::address_space::global)
         .value("shared", ir::address_space::shared);
@@ -127,6 +147,27 @@ void bind_ir(py::module_& m)
         .def("barrier", &ir::function_builder::barrier)
         .def("shuffle", &ir::function_builder::shuffle)
         .def("mma", &ir::function_builder::mma)
+        .def("atomic",
+             [](ir::function_builder& b,
+                ir::atomic_op kind,
+                ir::value_id ptr,
+                ir::value_id offset,
+                ir::value_id value,
+                ir::memory_scope scope,
+                ir::memory_order order,
+                int line) { return b.atomic(kind, ptr, offset, value, {scope, order}, line); })
+        .def("atomic_cas",
+             [](ir::function_builder& b,
+                ir::value_id ptr,
+                ir::value_id offset,
+                ir::value_id compare,
+                ir::value_id value,
+                ir::memory_scope scope,
+                ir::memory_order order,
+                int line) { return b.atomic_cas(ptr, offset, compare, value, {scope, order}, line); })
+        .def("fence",
+             [](ir::function_builder& b, ir::memory_scope scope, ir::memory_order order, int line)
+             { b.fence({scope, order}, line); })
         .def("shared", &ir::function_builder::shared)
         .def("dynamic_shared", &ir::function_builder::dynamic_shared)
         .def("load_vector",

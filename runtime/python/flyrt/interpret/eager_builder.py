@@ -18,10 +18,13 @@ from ..drivers import targets
 from . import numerics
 
 A = _core.Arith
+K = _core.AtomicOp
 P = _core.Predicate
 S = _core.Scalar
 
 _MATH = {A.exp: "exp", A.exp2: "exp2", A.log: "log", A.log2: "log2", A.sqrt: "sqrt", A.rsqrt: "rsqrt"}
+_ATOMIC_ARITH = {K.add: A.add, K.sub: A.sub, K.min: A.min, K.max: A.max, K.bit_and: A.bit_and,
+                 K.bit_or: A.bit_or, K.bit_xor: A.bit_xor}
 _COMPARE = {P.eq: np.equal, P.ne: np.not_equal, P.lt: np.less, P.le: np.less_equal, P.gt: np.greater,
             P.ge: np.greater_equal}
 
@@ -224,6 +227,24 @@ class EagerBuilder:
 
     def store(self, pointer, offset, value, line, align=0):
         pointer.store(offset, value)
+
+    def atomic(self, kind, pointer, offset, value, scope, order, line):
+        """A read-modify-write: the threads take turns, so a plain read and
+        write is atomic; the new value is what binary() computes, as the CPU
+        target's atomicrmw does."""
+        old = pointer.load(offset)
+        pointer.store(offset, value if kind == K.xchg else self.binary(_ATOMIC_ARITH[kind], old, value, line))
+        return old
+
+    def atomic_cas(self, pointer, offset, compare, value, scope, order, line):
+        old = pointer.load(offset)
+        success = np.bool_(old == compare)
+        if success:
+            pointer.store(offset, value)
+        return old, success
+
+    def fence(self, scope, order, line):
+        pass  # one thread runs at a time: every access is already ordered
 
     def shared(self, kind, size_bytes, line):
         thread = self._gpu("shared memory")

@@ -76,12 +76,18 @@ class TensorValue:
             offset = term if offset is None else offset + term
         return offset if offset is not None else constant(0, dtypes.Int64)
 
-    def _checked(self, indices, access, fallback, lanes=1, align=0):
+    def _checked(self, indices, access, fallback, lanes=1, align=0, names=("element",)):
         """`access()` where every index (and a vector's last lane) is within
         the shape, and where the address is a multiple of `align` bytes as a
         vector access promised; elsewhere the launch records an IndexError and
         `fallback()` stands in. Checks the compiler proves are dropped
-        (ir::fold_decided_values)."""
+        (ir::fold_decided_values). An access with more than one result
+        (`names`) returns them as a tuple."""
+        single = len(names) == 1
+
+        def results(make):
+            return (make(),) if single else tuple(make())
+
         shape = [convert(s, dtypes.Int64) for s in self._shape]
         checked = list(zip(indices, shape))
         if lanes > 1:
@@ -97,15 +103,15 @@ class TensorValue:
         def report(describe, values):
             # The message names the user's line; built only on the path that reports (an interpreted
             # access that stays in bounds never formats it).
-            def reported(_):
+            def reported(*_):
                 frame = user_frame()
                 where = source_line(frame.f_code.co_filename, frame.f_lineno) if frame else "?"
                 current().builder.report(describe(where), [v.id for v in values], line())
-                return (fallback(),)
+                return results(fallback)
             return reported
 
-        def guarded(_):
-            return (access(),)
+        def guarded(*_):
+            return results(access)
 
         elements = align // max(1, self.dtype.bits // 8)
         if elements > 1:
@@ -116,13 +122,15 @@ class TensorValue:
                 return (f"index ({holes}) of tensor '{self.name}' is not {align}-byte aligned, as align={align} "
                         f"promises, at {where}")
 
-            def guarded(_):
-                return if_(aligned, lambda _: (access(),), report(promise, indices), (UNDEFINED,), ("element",))
+            def guarded(*_):
+                return if_(aligned, lambda *_: results(access), report(promise, indices), (UNDEFINED,) * len(names),
+                           names)
 
         def out_of_bounds(where):
             return f"index ({holes}){vector} is out of bounds for tensor '{self.name}' of shape ({holes}) at {where}"
 
-        return if_(ok, guarded, report(out_of_bounds, indices + shape), (UNDEFINED,), ("element",))[0]
+        out = if_(ok, guarded, report(out_of_bounds, indices + shape), (UNDEFINED,) * len(names), names)
+        return out[0] if single else out
 
     def __getitem__(self, index):
         indices = self._indices(index)
@@ -187,6 +195,19 @@ class TensorValue:
         if not (self.ndim and not isinstance(self._strides[-1], Value) and self._strides[-1] == 1):
             raise TypeError(f"vector access to tensor {self.name} needs a contiguous last dimension")
         return self._indices(index)
+
+    def update(self, index, emit, fallback, names=("element",)):
+        """An atomic access of the element at `index` (atomics.py): what
+        ``emit(pointer, offset)`` builds there, bounds-checked as ``t[i]``."""
+        indices = self._indices(index)
+        self.written = True
+
+        def access():
+            return emit(self.pointer, self._offset(indices).id)
+
+        if _checks_bounds():
+            return self._checked(indices, access, fallback, names=names)
+        return access()
 
     def __setitem__(self, index, value):
         indices = self._indices(index)

@@ -99,6 +99,21 @@ protected:
 
     // s_barrier, with the workgroup fences that make shared-memory writes
     // before it visible to reads after it (as HIP's __syncthreads).
+    llvm::SyncScope::ID sync_scope(ir::memory_scope scope) override
+    {
+        // AMDGPU's memory model names: a block is a workgroup, a device an agent.
+        switch (scope)
+        {
+        case ir::memory_scope::block:
+            return m_ctx.getOrInsertSyncScopeID("workgroup");
+        case ir::memory_scope::device:
+            return m_ctx.getOrInsertSyncScopeID("agent");
+        case ir::memory_scope::system:
+            break;
+        }
+        return llvm::SyncScope::System;
+    }
+
     void barrier(const ir::op&) override
     {
         const llvm::SyncScope::ID workgroup = m_ctx.getOrInsertSyncScopeID("workgroup");

@@ -180,6 +180,126 @@ protected:
         return to == single->getType() ? single : m_b.CreateFPCast(single, to);
     }
 
+    // LLVM 19's NVPTX backend drops an atomic's scope and order (every atom
+    // comes out relaxed at GPU scope) and cannot select a scoped fence, so
+    // both are written in PTX with the scope and order spelled out (sm_70 on).
+    void atomic(const ir::op& o) override
+    {
+        const auto sem = ir::memory_semantics::unpack(o.int_value);
+        const auto kind = static_cast<ir::atomic_op>(o.attr);
+        const scalar s = kind_of(o.operands.back());
+        const int bits = ir::bit_width(s);
+        if (s == scalar::bf16 && std::stoi(m_target.cpu.substr(3)) < 90)
+        {
+            unsupported(o, "an atomic BFloat16 add (sm_90 and later)");
+        }
+        llvm::Type* element = llvm_type(s);
+        // 16-bit floats travel in 16-bit integer registers ("h").
+        llvm::Type* reg = bits == 16 ? m_b.getInt16Ty() : element;
+        const char* constraint = bits == 16         ? "h"
+                                 : s == scalar::f32 ? "f"
+                                 : s == scalar::f64 ? "d"
+                                 : bits == 32       ? "r"
+                                                    : "l";
+        llvm::Value* where = m_b.CreateAddrSpaceCast(address(o, element), m_b.getPtrTy());
+        std::vector<llvm::Value*> args{where};
+        for (std::size_t i = 2; i < o.operands.size(); ++i)
+        {
+            llvm::Value* v = value(o.operands[i]);
+            if (kind == ir::atomic_op::sub) // PTX has no atom.sub: add the negation, exact for floats too
+            {
+                v = ir::is_float(s) ? m_b.CreateFNeg(v) : m_b.CreateNeg(v);
+            }
+            args.push_back(m_b.CreateBitCast(v, reg));
+        }
+        const std::string text =
+            (sem.order == ir::memory_order::seq_cst ? "fence.sc." + scope_name(sem.scope) + ";\n\t" : "") +
+            "atom" + semantics(sem.order) + "." + scope_name(sem.scope) + "." + operation(kind, s) +
+            (kind == ir::atomic_op::cas ? " $0, [$1], $2, $3;" : " $0, [$1], $2;");
+        std::string constraints = std::string("=") + constraint + ",l";
+        std::vector<llvm::Type*> types{where->getType()};
+        for (std::size_t i = 1; i < args.size(); ++i)
+        {
+            constraints += std::string(",") + constraint;
+            types.push_back(reg);
+        }
+        constraints += ",~{memory}";
+        llvm::InlineAsm* instruction =
+            llvm::InlineAsm::get(llvm::FunctionType::get(reg, types, false), text, constraints, true);
+        llvm::Value* old = m_b.CreateBitCast(m_b.CreateCall(instruction, args), element);
+        bind(o.results[0], old);
+        if (kind == ir::atomic_op::cas)
+        {
+            bind(o.results[1], m_b.CreateICmpEQ(old, value(o.operands[2])));
+        }
+    }
+
+    void fence(const ir::op& o) override
+    {
+        const auto sem = ir::memory_semantics::unpack(o.int_value);
+        const std::string text =
+            std::string(sem.order == ir::memory_order::seq_cst ? "fence.sc." : "fence.acq_rel.") +
+            scope_name(sem.scope) + ";";
+        m_b.CreateCall(
+            llvm::InlineAsm::get(llvm::FunctionType::get(m_b.getVoidTy(), false), text, "~{memory}", true));
+    }
+
+    static std::string scope_name(ir::memory_scope scope)
+    {
+        return scope == ir::memory_scope::block ? "cta" : scope == ir::memory_scope::device ? "gpu" : "sys";
+    }
+
+    // A seq_cst atomic is fence.sc, then the atomic with acquire and release.
+    static std::string semantics(ir::memory_order order)
+    {
+        switch (order)
+        {
+        case ir::memory_order::relaxed:
+            return ".relaxed";
+        case ir::memory_order::acquire:
+            return ".acquire";
+        case ir::memory_order::release:
+            return ".release";
+        case ir::memory_order::acq_rel:
+        case ir::memory_order::seq_cst:
+            break;
+        }
+        return ".acq_rel";
+    }
+
+    // PTX's operation and type: add by the value's type, min and max by its
+    // signedness, the bitwise ones, exchange and compare-exchange by its width.
+    static std::string operation(ir::atomic_op kind, scalar s)
+    {
+        const std::string width = std::to_string(ir::bit_width(s));
+        const std::string sign = ir::is_unsigned(s) ? ".u" : ".s";
+        switch (kind)
+        {
+        case ir::atomic_op::add:
+        case ir::atomic_op::sub:
+            if (s == scalar::f16 || s == scalar::bf16)
+            {
+                return s == scalar::f16 ? "add.noftz.f16" : "add.noftz.bf16";
+            }
+            return "add" + std::string(ir::is_float(s) ? ".f" : ".u") + width;
+        case ir::atomic_op::min:
+            return "min" + sign + width;
+        case ir::atomic_op::max:
+            return "max" + sign + width;
+        case ir::atomic_op::bit_and:
+            return "and.b" + width;
+        case ir::atomic_op::bit_or:
+            return "or.b" + width;
+        case ir::atomic_op::bit_xor:
+            return "xor.b" + width;
+        case ir::atomic_op::xchg:
+            return "exch.b" + width;
+        case ir::atomic_op::cas:
+            break;
+        }
+        return "cas.b" + width;
+    }
+
     // f64 exp and log come from CUDA's libdevice, linked by the JIT.
     llvm::Value* f64_math(arith kind, llvm::Value* x) override
     {
