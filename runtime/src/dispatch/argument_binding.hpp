@@ -1,6 +1,7 @@
 // A launcher's parameters, and a call's arguments bound to them as Python
 // binds them: positional, then by keyword, then the defaults. Runs on every
-// call, so inline.
+// call, so inline, its errors out of line (argument_binding.cpp) to keep it
+// small enough to be inlined.
 #pragma once
 
 #define PY_SSIZE_T_CLEAN
@@ -45,9 +46,13 @@ struct param_spec
     pybind11::object default_value; // null handle: required
 };
 
+// TypeError for a call its signature refuses, as Python words it: the
+// launcher `problem` (e.g. "is missing the required argument") 'name'.
+[[noreturn]] void raise_argument_error(const char* problem, const std::string& name);
+[[noreturn]] void raise_too_many_arguments(std::size_t count, std::size_t given);
+
 // Fills `bound` with one argument per parameter (borrowed: `args`,
-// `kwargs` or the defaults hold them); TypeError as Python words it for a
-// call its signature refuses.
+// `kwargs` or the defaults hold them).
 inline void bind_arguments(PyObject* args,
                            PyObject* kwargs,
                            const std::vector<param_spec>& params,
@@ -57,8 +62,7 @@ inline void bind_arguments(PyObject* args,
     const auto given = static_cast<std::size_t>(PyTuple_GET_SIZE(args));
     if (given > count)
     {
-        throw pybind11::type_error("the launcher takes " + std::to_string(count) + " arguments but " +
-                                   std::to_string(given) + " were given");
+        raise_too_many_arguments(count, given);
     }
     bound.assign(count, nullptr);
     for (std::size_t i = 0; i < given; ++i)
@@ -80,13 +84,11 @@ inline void bind_arguments(PyObject* args,
             }
             if (i == count)
             {
-                throw pybind11::type_error("the launcher got an unexpected keyword argument '" +
-                                           std::string(name) + "'");
+                raise_argument_error("got an unexpected keyword argument", name);
             }
             if (bound[i] != nullptr)
             {
-                throw pybind11::type_error("the launcher got multiple values for argument '" +
-                                           std::string(name) + "'");
+                raise_argument_error("got multiple values for argument", name);
             }
             bound[i] = value;
         }
@@ -97,8 +99,7 @@ inline void bind_arguments(PyObject* args,
         {
             if (!params[i].default_value)
             {
-                throw pybind11::type_error("the launcher is missing the required argument '" +
-                                           params[i].name + "'");
+                raise_argument_error("is missing the required argument", params[i].name);
             }
             bound[i] = params[i].default_value.ptr();
         }

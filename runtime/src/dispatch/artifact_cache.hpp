@@ -30,9 +30,9 @@ public:
     // The artifact of `key`, counted as a hit; null, counted as a miss, when
     // there is none or it is stale: its guard saw a change and
     // `revalidate(record) -> bool` says it no longer holds (it is evicted
-    // then, to be recompiled now). The caller keeps what it gets: another
-    // thread may evict it meanwhile.
-    std::shared_ptr<artifact> find(const key_type& key, const pybind11::object& revalidate)
+    // then, to be recompiled now). The caller copies what it gets, to hold
+    // it while it runs: another thread may evict it meanwhile.
+    const std::shared_ptr<artifact>* find(const key_type& key, const pybind11::object& revalidate)
     {
         auto it = m_entries.find(key);
         if (it != m_entries.end() && it->second->guard && !it->second->guard->holds() &&
@@ -48,7 +48,7 @@ public:
             return nullptr;
         }
         ++m_counters.hits;
-        return it->second;
+        return &it->second;
     }
 
     // Caches what a miss of `key` got (`compiled`: compiled now, not found

@@ -4,7 +4,6 @@
 
 #include "dispatch_settings.hpp"
 #include "launch_call.hpp"
-#include "specialization_key.hpp"
 
 namespace py = pybind11;
 
@@ -46,47 +45,16 @@ dispatcher::dispatcher(std::string name,
                        py::object inline_call,
                        py::object adapt,
                        py::object revalidate)
-    : m_name(std::move(name)), m_params(std::move(params)), m_compile(std::move(compile)),
-      m_inline(std::move(inline_call)), m_adapt(std::move(adapt)), m_revalidate(std::move(revalidate))
+    : m_name(std::move(name)), m_specializer(std::move(params), std::move(adapt)),
+      m_compile(std::move(compile)), m_inline(std::move(inline_call)), m_revalidate(std::move(revalidate))
 {
-}
-
-void dispatcher::describe(std::size_t index, PyObject* value, call_state& state)
-{
-    const param_spec& p = m_params[index];
-    switch (p.kind)
-    {
-    case param_kind::tensor:
-        describe_tensor(index, p.name, value, m_adapt, state);
-        break;
-    case param_kind::scalar:
-        describe_scalar(p, value, state);
-        break;
-    case param_kind::constexpr_:
-        describe_constexpr(value, m_constexpr_ids, state);
-        break;
-    case param_kind::stream:
-        describe_stream(p.name, value, state);
-        break;
-    }
-}
-
-void dispatcher::specialize(PyObject* args, PyObject* kwargs, call_state& state)
-{
-    bind_arguments(args, kwargs, m_params, state.bound);
-    // Key: compile mode, target, device, then each parameter's part.
-    state.key.insert(state.key.end(), {bounds_checks() ? 1 : 0, 0, 0});
-    for (std::size_t i = 0; i < m_params.size(); ++i)
-    {
-        describe(i, state.bound[i], state);
-    }
 }
 
 py::tuple dispatcher::specialize_for(PyObject* args, PyObject* kwargs, target_choice target)
 {
     scratch held;
     call_state& state = *held;
-    specialize(args, kwargs, state);
+    m_specializer.specialize(args, kwargs, state);
     state.key[1] = static_cast<std::int64_t>(target);
     return py::make_tuple(state.bound_tuple(), state.key_tuple());
 }
@@ -99,22 +67,27 @@ py::object dispatcher::call(PyObject* args, PyObject* kwargs)
     }
     scratch held;
     call_state& state = *held;
-    specialize(args, kwargs, state);
+    m_specializer.specialize(args, kwargs, state);
+    const std::vector<param_spec>& params = m_specializer.params();
     const placement where = choose_target(
-        m_target != target_choice::automatic ? m_target : default_target(), state.devices, m_params, m_name);
+        m_target != target_choice::automatic ? m_target : default_target(), state.devices, params, m_name);
     state.key[1] = static_cast<std::int64_t>(where.target);
     state.key[2] = where.device;
 
     // Held while it runs: another thread may evict it meanwhile (a long CPU
     // launch lets other Python threads run, cpu_launch.hpp).
-    std::shared_ptr<artifact> found = m_cache.find(state.key, m_revalidate);
-    if (!found)
+    std::shared_ptr<artifact> found;
+    if (const std::shared_ptr<artifact>* cached = m_cache.find(state.key, m_revalidate))
+    {
+        found = *cached;
+    }
+    else
     {
         py::tuple made = m_compile(state.bound_tuple(), state.key_tuple());
         found = made[0].cast<std::shared_ptr<artifact>>();
         m_cache.add(state.key, found, made[1].cast<bool>());
     }
-    refuse_read_only_outputs(*found, state, m_params, m_name);
+    refuse_read_only_outputs(*found, state, params, m_name);
     ++found->hits;
     launch_call(*found, state, where, m_name);
     return py::none();

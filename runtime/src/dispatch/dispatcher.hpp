@@ -15,12 +15,11 @@
 
 #include "argument_binding.hpp"
 #include "artifact_cache.hpp"
+#include "specialization_key.hpp"
 #include "target_choice.hpp"
 
 namespace flyrt::dispatch
 {
-
-struct call_state;
 
 class dispatcher
 {
@@ -45,7 +44,6 @@ public:
 
     artifact_cache& cache() { return m_cache; }
     const artifact_cache& cache() const { return m_cache; }
-    const std::vector<param_spec>& params() const { return m_params; }
     // This launcher's own target, over the default one.
     void set_target(target_choice choice) { m_target = choice; }
     target_choice target() const { return m_target; }
@@ -53,19 +51,12 @@ public:
 private:
     class scratch;
 
-    // Binds a call's arguments and describes them into `state`: key and slots.
-    void specialize(PyObject* args, PyObject* kwargs, call_state& state);
-    // Fills `state` from one bound argument, as its parameter's kind says.
-    void describe(std::size_t index, PyObject* value, call_state& state);
-
     std::string m_name;
     target_choice m_target = target_choice::automatic;
-    std::vector<param_spec> m_params;
+    specializer m_specializer;
     pybind11::object m_compile;
     pybind11::object m_inline;
-    pybind11::object m_adapt;
     pybind11::object m_revalidate;
-    pybind11::dict m_constexpr_ids; // non-integer Constexpr values -> small ids
     artifact_cache m_cache;
 };
 

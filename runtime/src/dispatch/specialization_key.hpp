@@ -1,7 +1,8 @@
 // The specialization key of a call, and the slots its compiled entry reads,
 // made from the bound arguments: compile mode, target and device, then one
 // part per parameter, led by its tag (Python decodes it:
-// flyrt/specialization.py). Runs on every call, so inline.
+// flyrt/specialization.py). Runs on every call, so inline, its errors out
+// of line (specialization_key.cpp) to keep it small enough to be inlined.
 #pragma once
 
 #define PY_SSIZE_T_CLEAN
@@ -12,11 +13,13 @@
 #include <cstring>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <pybind11/pybind11.h>
 
 #include "argument_binding.hpp"
+#include "dispatch_settings.hpp"
 #include "dtype_codes.hpp"
 #include "target_choice.hpp"
 #include "tensor_view.hpp"
@@ -92,19 +95,93 @@ struct call_state
     }
 };
 
-// A tensor argument: a numpy array, a torch CUDA tensor, else what `adapt`
-// makes of it. Its part: dtype, rank, contiguity, index width, alignment;
-// its slots: data pointer, shape, strides.
-inline void describe_tensor(std::size_t index,
-                            const std::string& name,
-                            PyObject* value,
-                            const pybind11::object& adapt,
-                            call_state& state)
+// The errors of arguments the key cannot describe (specialization_key.cpp).
+// ValueError: an array not in this machine's byte order, or whose strides
+// are not whole elements.
+[[noreturn]] void raise_foreign_byte_order(const std::string& name, bool big_endian);
+[[noreturn]] void raise_partial_element_strides(const std::string& name);
+// TypeError: a scalar argument of another type, a float for an integer
+// parameter; ValueError: an integer outside the parameter's type.
+[[noreturn]] void raise_not_a_scalar(const std::string& name, PyObject* value);
+[[noreturn]] void raise_float_for_integer(const std::string& name);
+[[noreturn]] void raise_does_not_fit(const std::string& name, PyObject* value, bool int32);
+
+// Makes the key and slots of calls to one launcher, from their arguments.
+class specializer
 {
+public:
+    // `adapt(value, name) -> numpy.ndarray or a device tuple`: a tensor
+    // argument neither numpy nor torch's CUDA tensors describe directly
+    specializer(std::vector<param_spec> params, pybind11::object adapt)
+        : m_params(std::move(params)), m_adapt(std::move(adapt))
+    {
+    }
+
+    const std::vector<param_spec>& params() const { return m_params; }
+
+    // Binds a call's arguments and describes them into `state`: the key,
+    // its target and device left 0 for the caller, and the slots.
+    void specialize(PyObject* args, PyObject* kwargs, call_state& state);
+
+private:
+    // Fills `state` from one bound argument, as its parameter's kind says.
+    void describe(std::size_t index, PyObject* value, call_state& state);
+    // A numpy array, a torch CUDA tensor, else what m_adapt makes of it. Its
+    // part: dtype, rank, contiguity, index width, alignment; its slots: data
+    // pointer, shape, strides.
+    void describe_tensor(std::size_t index, PyObject* value, call_state& state);
+    // Its part: the class it is passed as; its slot: the value's bits.
+    void describe_scalar(std::size_t index, PyObject* value, call_state& state);
+    // All of it is in the key (m_constexpr_ids numbers the values that are
+    // no bool or int); no slot.
+    void describe_constexpr(PyObject* value, call_state& state);
+    // Its slot: the driver handle (ir::default_stream: the call's stream).
+    void describe_stream(std::size_t index, PyObject* value, call_state& state);
+
+    std::vector<param_spec> m_params;
+    pybind11::object m_adapt;
+    pybind11::dict m_constexpr_ids; // non-integer Constexpr values -> small ids
+};
+
+inline void specializer::specialize(PyObject* args, PyObject* kwargs, call_state& state)
+{
+    bind_arguments(args, kwargs, m_params, state.bound);
+    // Key: compile mode, target, device, then each parameter's part.
+    state.key.insert(state.key.end(), {bounds_checks() ? 1 : 0, 0, 0});
+    // Read once: the calls below could change it, for all the compiler knows.
+    const std::size_t count = m_params.size();
+    for (std::size_t i = 0; i < count; ++i)
+    {
+        describe(i, state.bound[i], state);
+    }
+}
+
+inline void specializer::describe(std::size_t index, PyObject* value, call_state& state)
+{
+    switch (m_params[index].kind)
+    {
+    case param_kind::tensor:
+        describe_tensor(index, value, state);
+        break;
+    case param_kind::scalar:
+        describe_scalar(index, value, state);
+        break;
+    case param_kind::constexpr_:
+        describe_constexpr(value, state);
+        break;
+    case param_kind::stream:
+        describe_stream(index, value, state);
+        break;
+    }
+}
+
+inline void specializer::describe_tensor(std::size_t index, PyObject* value, call_state& state)
+{
+    const std::string& name = m_params[index].name;
     tensor_view view;
     if (!PyArray_Check(value) && !describe_torch_cuda(value, name, view))
     {
-        pybind11::object adapted = adapt(pybind11::handle(value), name);
+        pybind11::object adapted = m_adapt(pybind11::handle(value), name);
         state.keep_alive.push_back(adapted);
         value = adapted.ptr();
         if (!PyArray_Check(value))
@@ -118,37 +195,31 @@ inline void describe_tensor(std::size_t index,
         view.dtype = dtype_code(array);
         if (view.dtype < 0)
         {
-            throw pybind11::type_error(
-                "argument '" + name + "': unsupported tensor dtype " +
-                pybind11::str(pybind11::handle(reinterpret_cast<PyObject*>(PyArray_DESCR(array))))
-                    .cast<std::string>());
+            raise_unsupported_dtype(name, reinterpret_cast<PyObject*>(PyArray_DESCR(array)));
         }
         if (!PyArray_ISNOTSWAPPED(array) && PyArray_ITEMSIZE(array) > 1)
         {
             // Kernels read elements as this machine stores them; converting
             // would copy behind the user's back (and lose stores).
-            throw pybind11::value_error("argument '" + name + "': its bytes are " +
-                                        (PyArray_DESCR(array)->byteorder == '>' ? "big" : "little") +
-                                        "-endian, not this machine's order: pass " + name + ".astype(" +
-                                        name + ".dtype.newbyteorder('='))");
+            raise_foreign_byte_order(name, PyArray_DESCR(array)->byteorder == '>');
         }
         view.ndim = PyArray_NDIM(array);
         if (view.ndim > tensor_view::max_dims)
         {
-            throw pybind11::type_error("argument '" + name + "': tensors have at most " +
-                                       std::to_string(tensor_view::max_dims) + " dimensions");
+            raise_too_many_dimensions(name);
         }
         const npy_intp itemsize = PyArray_ITEMSIZE(array);
         for (int d = 0; d < view.ndim; ++d)
         {
-            if (PyArray_STRIDES(array)[d] % itemsize != 0)
+            // Read once, so that % and / are one division (a store into
+            // `view` could otherwise change it, as far as the compiler knows).
+            const npy_intp stride = PyArray_STRIDES(array)[d];
+            if (stride % itemsize != 0)
             {
-                throw pybind11::value_error(
-                    "argument '" + name +
-                    "': strides that are not a multiple of the element size are not supported");
+                raise_partial_element_strides(name);
             }
             view.shape[d] = PyArray_DIMS(array)[d];
-            view.strides[d] = PyArray_STRIDES(array)[d] / itemsize;
+            view.strides[d] = stride / itemsize;
         }
         view.data = reinterpret_cast<std::uint64_t>(PyArray_DATA(array));
         view.contiguous = PyArray_IS_C_CONTIGUOUS(array) != 0;
@@ -190,9 +261,9 @@ inline std::uint64_t bits_of_double(double value)
     return bits;
 }
 
-// A scalar argument: its part is the class it is passed as, its slot the value's bits.
-inline void describe_scalar(const param_spec& p, PyObject* value, call_state& state)
+inline void specializer::describe_scalar(std::size_t index, PyObject* value, call_state& state)
 {
+    const param_spec& p = m_params[index];
     scalar_class cls = p.scalar_type;
     if (cls == scalar_class::automatic)
     {
@@ -213,8 +284,7 @@ inline void describe_scalar(const param_spec& p, PyObject* value, call_state& st
         }
         else
         {
-            throw pybind11::type_error("argument '" + p.name + "' must be a bool, int or float, not " +
-                                       std::string(Py_TYPE(value)->tp_name));
+            raise_not_a_scalar(p.name, value);
         }
     }
     std::uint64_t slot = 0;
@@ -235,7 +305,7 @@ inline void describe_scalar(const param_spec& p, PyObject* value, call_state& st
     {
         if (PyFloat_Check(value))
         {
-            throw pybind11::type_error("argument '" + p.name + "' is an integer parameter; got a float");
+            raise_float_for_integer(p.name);
         }
         int overflow = 0;
         const long long v = PyLong_AsLongLongAndOverflow(value, &overflow);
@@ -246,9 +316,7 @@ inline void describe_scalar(const param_spec& p, PyObject* value, call_state& st
         const bool int32 = cls == scalar_class::int32;
         if (overflow != 0 || (int32 && (v < INT32_MIN || v > INT32_MAX)))
         {
-            throw pybind11::value_error("argument '" + p.name +
-                                        "' = " + pybind11::str(value).cast<std::string>() +
-                                        " does not fit in " + (int32 ? "Int32" : "Int64"));
+            raise_does_not_fit(p.name, value, int32);
         }
         slot = static_cast<std::uint64_t>(v);
         break;
@@ -271,9 +339,7 @@ inline void describe_scalar(const param_spec& p, PyObject* value, call_state& st
     state.slots.push_back(slot);
 }
 
-// A Constexpr argument: all of it is in the key (`ids` numbers the values
-// that are no bool or int); no slot.
-inline void describe_constexpr(PyObject* value, pybind11::dict& ids, call_state& state)
+inline void specializer::describe_constexpr(PyObject* value, call_state& state)
 {
     if (PyBool_Check(value))
     {
@@ -293,19 +359,18 @@ inline void describe_constexpr(PyObject* value, pybind11::dict& ids, call_state&
     // Anything else hashable: identified by (type, value), so 1 and 1.0 differ.
     pybind11::tuple identity = pybind11::make_tuple(
         pybind11::handle(reinterpret_cast<PyObject*>(Py_TYPE(value))), pybind11::handle(value));
-    pybind11::object id = ids.attr("get")(identity);
+    pybind11::object id = m_constexpr_ids.attr("get")(identity);
     if (id.is_none())
     {
-        id = pybind11::int_(pybind11::len(ids));
-        ids[identity] = id;
+        id = pybind11::int_(pybind11::len(m_constexpr_ids));
+        m_constexpr_ids[identity] = id;
     }
     state.key.insert(state.key.end(), {tag_const_object, id.cast<std::int64_t>()});
 }
 
-// A stream argument: its slot is the driver handle (ir::default_stream: the call's stream).
-inline void describe_stream(const std::string& name, PyObject* value, call_state& state)
+inline void specializer::describe_stream(std::size_t index, PyObject* value, call_state& state)
 {
-    const std::optional<std::int64_t> handle = stream_handle(value, name);
+    const std::optional<std::int64_t> handle = stream_handle(value, m_params[index].name);
     state.key.push_back(tag_stream);
     state.slots.push_back(static_cast<std::uint64_t>(handle ? *handle : ir::default_stream));
 }

@@ -115,6 +115,18 @@ bool torch_imported()
 
 } // namespace
 
+void raise_unsupported_dtype(const std::string& name, PyObject* dtype)
+{
+    throw py::type_error("argument '" + name + "': unsupported tensor dtype " +
+                         py::str(py::handle(dtype)).cast<std::string>());
+}
+
+void raise_too_many_dimensions(const std::string& name)
+{
+    throw py::type_error("argument '" + name + "': tensors have at most " +
+                         std::to_string(tensor_view::max_dims) + " dimensions");
+}
+
 void register_torch_dtypes(py::dict codes, device_type gpu)
 {
     g_torch_gpu = gpu;
@@ -152,15 +164,13 @@ bool describe_torch_cuda(PyObject* value, const std::string& name, tensor_view& 
     }
     if (out.dtype < 0)
     {
-        throw py::type_error("argument '" + name + "': unsupported tensor dtype " +
-                             py::str(type).cast<std::string>());
+        raise_unsupported_dtype(name, type.ptr());
     }
     const py::object sizes = attribute(value, shape);
     out.ndim = static_cast<int>(PyTuple_GET_SIZE(sizes.ptr()));
     if (out.ndim > tensor_view::max_dims)
     {
-        throw py::type_error("argument '" + name + "': tensors have at most " +
-                             std::to_string(tensor_view::max_dims) + " dimensions");
+        raise_too_many_dimensions(name);
     }
     read_sizes(sizes.ptr(), out.shape, out.ndim, name, "sizes");
     read_sizes(call_method(value, stride).ptr(), out.strides, out.ndim, name, "strides");
@@ -191,8 +201,7 @@ void describe_device_tuple(PyObject* value, const std::string& name, tensor_view
     PyObject* sizes = PyTuple_GET_ITEM(value, 3);
     if (!PyTuple_Check(sizes) || PyTuple_GET_SIZE(sizes) > tensor_view::max_dims)
     {
-        throw py::type_error("argument '" + name + "': tensors have at most " +
-                             std::to_string(tensor_view::max_dims) + " dimensions");
+        raise_too_many_dimensions(name);
     }
     out.ndim = static_cast<int>(PyTuple_GET_SIZE(sizes));
     read_sizes(sizes, out.shape, out.ndim, name, "sizes");

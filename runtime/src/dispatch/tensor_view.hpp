@@ -52,6 +52,11 @@ void register_torch_dtypes(pybind11::dict codes, device_type gpu);
 // index, data pointer, shape, strides in elements, dtype code).
 void describe_device_tuple(PyObject* value, const std::string& name, tensor_view& out);
 
+// TypeError for a tensor argument flyrt cannot pass: one of `dtype` (a
+// numpy or torch dtype), or of more than tensor_view::max_dims dimensions.
+[[noreturn]] void raise_unsupported_dtype(const std::string& name, PyObject* dtype);
+[[noreturn]] void raise_too_many_dimensions(const std::string& name);
+
 // Whether a view's shapes and strides all fit in Int32 (else the launcher
 // is specialized on 64-bit indexing for it).
 bool fits_int32(const tensor_view& view);
