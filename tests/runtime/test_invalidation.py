@@ -617,3 +617,25 @@ def test_a_helper_rebound_while_other_threads_call_the_launcher(make_module):
         for thread in threads:
             thread.join()
     assert run(mod.launch)[3] == 3.0 + 37.0
+
+
+@pytest.mark.parametrize("still_holds", [True, False])
+def test_a_revalidation_that_clears_the_cache_leaves_nothing_dangling(make_module, monkeypatch, still_holds):
+    """Revalidating runs Python, which may evict this very launcher's
+    artifacts (a compile factory's check does): the lookup must not use the
+    entry it found before, and the call compiles afresh."""
+    mod = make_module(elementwise("x[i] * SCALE", "SCALE = 2.0\nCOUNTER = 0\n"))
+    assert run(mod.launch)[3] == 6.0
+
+    calls = []
+
+    def clear_then_answer(record):
+        calls.append(record)
+        mod.launch.cache_clear()
+        return still_holds
+
+    monkeypatch.setattr(mod.launch, "_revalidate", clear_then_answer)
+    mod.COUNTER += 1  # the guard sees the module change: revalidate runs
+    for _ in range(3):
+        assert run(mod.launch)[3] == 6.0
+    assert len(calls) == 1 and compiles(mod.launch) == 2  # the fresh artifact's guard holds

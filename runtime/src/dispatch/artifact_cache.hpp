@@ -35,12 +35,23 @@ public:
     const std::shared_ptr<artifact>* find(const key_type& key, const pybind11::object& revalidate)
     {
         auto it = m_entries.find(key);
-        if (it != m_entries.end() && it->second->guard && !it->second->guard->holds() &&
-            !revalidate(it->second->record()).cast<bool>())
+        if (it != m_entries.end() && it->second->guard && !it->second->guard->holds())
         {
-            m_entries.erase(it);
-            ++m_counters.evictions;
-            it = m_entries.end();
+            // Python may clear or fill this cache meanwhile (a compile
+            // factory's check evicts): nothing here survives the call but
+            // the artifact held, and the key to look up again.
+            const std::shared_ptr<artifact> held = it->second;
+            const bool holds = revalidate(held->record()).cast<bool>();
+            it = m_entries.find(key);
+            if (!holds && it != m_entries.end() && it->second == held)
+            {
+                m_entries.erase(it);
+                ++m_counters.evictions;
+            }
+            if (!holds || (it != m_entries.end() && it->second != held))
+            {
+                it = m_entries.end(); // stale, or replaced by an artifact not checked yet
+            }
         }
         if (it == m_entries.end())
         {
