@@ -14,8 +14,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "runtime"))
+sys.path[:0] = [str(Path(__file__).resolve().parents[1] / "runtime"), str(Path(__file__).resolve().parent)]
 import code_objects  # noqa: E402
+from timing import mode_line  # noqa: E402
 
 RUNS = 3
 
