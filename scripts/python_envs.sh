@@ -77,6 +77,6 @@ wheel_for() {
 # (FLYRT_PTXAS, FLYDSL_LIBDEVICE): the NVIDIA checks need them on every version.
 export_main_venv_toolchain() {
     FLYRT_PTXAS=$(.venv/bin/python -c "import sys; sys.path.insert(0, 'tests/runtime'); import ptxas; print(ptxas.find())")
-    FLYDSL_LIBDEVICE=$(.venv/bin/python -c "from flyrt.drivers import cuda; print(cuda.libdevice())")
+    FLYDSL_LIBDEVICE=$(.venv/bin/python -c "from flyrt.drivers import device_libraries; print(device_libraries.libdevice())")
     export FLYRT_PTXAS FLYDSL_LIBDEVICE
 }

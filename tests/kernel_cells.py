@@ -15,3 +15,19 @@ def far_store(x: fx.Tensor, y: fx.Tensor, offset: fx.Int32):
 def copy_at(x: fx.Tensor, y: fx.Tensor, offset: fx.Int32):
     far_store(x, y, offset).launch(block=(64,))
 """
+
+# A launcher whose 4 threads print (fx.printf) what they hold.
+PRINTF = """\
+import flyrt.compiler as flyc
+import flyrt.expr as fx
+
+@flyc.kernel
+def shout(x: fx.Tensor):
+    i = fx.thread_idx.x
+    fx.printf("thread %d holds %.1f\\n", i, x[i])
+
+@flyc.jit
+def say(x: fx.Tensor):
+    shout(x).launch(block=(4,))
+"""
+PRINTED = [f"thread {i} holds {i}.0" for i in range(4)]

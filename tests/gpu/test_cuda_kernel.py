@@ -1,7 +1,8 @@
 """The xflydsl kernel with its launches on the GPU, driven by jupyter_client as
 a notebook drives it: a notice names the GPU a launcher recompiled for,
 `%flydsl status` lists the kernels loaded there and their device memory,
-an interrupt ends a wait on a long GPU launch, an out-of-bounds store is an
+an interrupt ends a wait on a long GPU launch, what a kernel prints with
+fx.printf (CUDA's vprintf) is the cell's output, an out-of-bounds store is an
 IndexError at its line (bounds checks are on in the kernel), and a restart
 releases the device."""
 
@@ -10,7 +11,7 @@ import subprocess
 import time
 
 import pytest
-from kernel_cells import FAR_STORE
+from kernel_cells import FAR_STORE, PRINTED, PRINTF
 from kernel_session import KernelSession
 
 SETUP = """
@@ -81,6 +82,14 @@ def test_notices_and_status_name_the_gpu(kernel):
     status = text(kernel, "%flydsl status")
     assert "GPU kernels loaded: " in status and "launch / add_one on cuda:0:" in status, status
     assert "registers" in status and "MiB" in status
+
+
+def test_what_a_gpu_kernel_prints_is_the_cells_output_in_order(kernel):
+    text(kernel, SETUP + PRINTF)
+    printed = text(kernel, "print('before')\nsay(torch.arange(4, dtype=torch.float32, device='cuda'))\n"
+                           "print('after')").splitlines()
+    assert printed[0] == "before" and printed[-1] == "after", printed
+    assert sorted(printed[1:-1]) == PRINTED  # a warp's lanes print in an order CUDA does not fix
 
 
 def test_an_interrupt_ends_a_wait_on_a_long_gpu_launch(kernel):

@@ -8,6 +8,7 @@ import pytest
 import flyrt.compiler as flyc
 import flyrt.expr as fx
 import test_fp8 as cpu_fp8
+import test_math as cpu_math
 import test_ops as cpu
 from cuda_arrays import on_gpu
 from flyrt import fp8
@@ -172,3 +173,43 @@ def test_fp8_vectors_decode_exactly_through_the_conversion_instructions(fmt):
     expected = fp8.dequantize(codes)
     np.testing.assert_array_equal(f32, expected)
     np.testing.assert_array_equal(f16.astype(np.float32), expected)
+
+
+# CUDA's published maximum errors for libdevice's functions (the CUDA C++
+# Programming Guide's math appendix), and sigmoid's on flyrt's exp.
+LIBDEVICE_ULPS = {np.float32: {"sin": 2, "cos": 2, "tanh": 2, "erf": 2, "pow": 4, "sigmoid": 3},
+                  np.float64: {"sin": 2, "cos": 2, "tanh": 2, "erf": 2, "pow": 2, "sigmoid": 3}}
+
+
+def gpu_math(name, arguments):
+    out = np.zeros(len(arguments[0]), arguments[0].dtype)
+    if len(arguments) == 2:
+        return on_gpu(binary, *arguments, out, len(out), getattr(fx, name))[2]
+    return on_gpu(unary, arguments[0], out, len(out), getattr(fx, name))[1]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("name", sorted(cpu_math.CPU_ULPS))
+def test_library_math_within_cudas_published_ulps(name, dtype):
+    arguments, exact = cpu_math.inputs(name, dtype)
+    measured = cpu_math.ulp_error(gpu_math(name, arguments), exact, dtype)
+    print(f"{name} {dtype.__name__}: {measured:.2f} ulp on the GPU (bound {LIBDEVICE_ULPS[dtype][name]})")
+    assert measured <= LIBDEVICE_ULPS[dtype][name]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_library_math_gives_ieee_results_at_the_edges(dtype):
+    for name, arguments, expected in cpu_math.EDGES:
+        got = gpu_math(name, tuple(np.array([a], dtype) for a in arguments))[0]
+        expected = dtype(expected)
+        assert (np.isnan(got) and np.isnan(expected)) or (got == expected and np.signbit(got) == np.signbit(expected)), \
+            (name, arguments, got)
+
+
+@pytest.mark.parametrize("name", ["sin", "cos", "tanh", "erf", "pow"])
+def test_half_precision_library_math_rounds_the_float32_result(name):
+    arguments, _ = cpu_math.inputs(name, np.float16, 2000)
+    arguments = tuple(np.nan_to_num(a, posinf=100, neginf=-100) for a in arguments)
+    in_float32 = gpu_math(name, tuple(a.astype(np.float32) for a in arguments))
+    with np.errstate(over="ignore"):
+        np.testing.assert_array_equal(gpu_math(name, arguments), in_float32.astype(np.float16))

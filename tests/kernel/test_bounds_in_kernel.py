@@ -1,10 +1,11 @@
 """Bounds checks are on in the notebook kernel: an out-of-bounds store is an
 IndexError at its line and the user's variables live on; `%flydsl bounds
-off` is the fast mode."""
+off` is the fast mode. What a kernel prints (fx.printf) is the cell's
+output, in order with the cell's own."""
 
 import re
 
-from kernel_cells import FAR_STORE
+from kernel_cells import FAR_STORE, PRINTED, PRINTF
 
 KERNELS = FAR_STORE + """
 import numpy as np
@@ -121,3 +122,10 @@ def test_sizes_past_32_bits_and_endless_recursion_are_errors_and_the_kernel_live
     assert "endless_helper calls itself without end while tracing" in reply["evalue"]
     assert value(kernel, "fine(hx); float(hx.sum())") == "1.0"  # the untouched grid stored nothing before
     assert value(kernel, "kept + 1") == "42"
+
+
+def test_what_a_kernel_prints_is_the_cells_output_in_order(kernel):
+    assert kernel.execute(PRINTF + "import numpy as np\nx = np.arange(4, dtype=np.float32)")[0]["status"] == "ok"
+    reply, outputs = kernel.execute("print('before')\nsay(x)\nprint('after')")
+    assert reply["status"] == "ok", reply
+    assert kernel.stdout(outputs).splitlines() == ["before", *PRINTED, "after"]

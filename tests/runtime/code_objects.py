@@ -13,6 +13,7 @@ import tempfile
 import yaml
 
 from flyrt import _core
+from flyrt.drivers import hip
 
 ARCH = "gfx942"
 
@@ -75,7 +76,7 @@ def check_code_object(code, kernel, parameters):
 def check_module(module):
     """Compiles a traced module for gfx942 and checks every kernel's code
     object; returns their names."""
-    payload, _ = module.compile(_core.amdgpu_target(ARCH))
+    payload, _ = module.compile(hip.arch_target(ARCH))  # the drivers' target: it hands the compiler ocml
     images = _core.device_images(payload)
     for kernel, code in images:
         assert isinstance(code, bytes) and code[:4] == b"\x7fELF", kernel

@@ -25,6 +25,7 @@ from flyrt.interpret import follow_environment
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "notebooks"))
 
 import kernels.pa_decode_fp8 as pa  # noqa: E402
+from kernels.activations import activation, rotary, silu  # noqa: E402
 from kernels.axpy import axpy  # noqa: E402
 from kernels.elementwise_2d import scaled_sum  # noqa: E402
 from kernels.fp8_dequant import dequantize_scale  # noqa: E402
@@ -82,6 +83,8 @@ EXAMPLES = {
     "softmax": (softmax, lambda: (M, np.zeros_like(M))),
     "rmsnorm": (lambda x, w, out: rmsnorm(x, w, out, 1e-6), lambda: (M, X.copy(), np.zeros_like(M))),
     "gemm": (gemm, lambda: (M[:, :17].copy(), M[0, :85].reshape(17, 5).copy(), np.zeros((3, 5), np.float32))),
+    "activation_silu": (lambda x, out: activation(x, out, silu), lambda: (X.copy(), np.zeros(300, np.float32))),
+    "rotary": (rotary, lambda: (M[:, :64].copy(), np.array([0, 7, 4000], np.int32), np.zeros((3, 64), np.float32))),
     "gemm_mma": (gemm_mma, lambda: (M[:, :16].astype(np.float16), M[1, :32].reshape(16, 2).astype(np.float16),
                                     np.full((3, 2), np.nan, np.float32))),
 }

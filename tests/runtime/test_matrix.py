@@ -14,10 +14,10 @@ RNG = np.random.default_rng(12)
 
 
 @flyc.kernel
-def _mma(a: fx.Tensor, b: fx.Tensor, c: fx.Tensor, d: fx.Tensor):
+def _mma(a: fx.Tensor, b: fx.Tensor, c: fx.Tensor, d: fx.Tensor, k: fx.Constexpr):
     warp = fx.thread_idx.x // 32  # each warp multiplies its own matrices
-    fa = fx.Vector.from_elements([a[(warp, *fx.a_position(i))] for i in range(8)])
-    fb = fx.Vector.from_elements([b[(warp, *fx.b_position(i))] for i in range(4)])
+    fa = fx.Vector.from_elements([a[(warp, *fx.a_position(i, k=k))] for i in range(k // 2)])
+    fb = fx.Vector.from_elements([b[(warp, *fx.b_position(i, k=k))] for i in range(k // 4)])
     fc = fx.Vector.from_elements([c[(warp, *fx.c_position(i))] for i in range(4)])
     fd = fx.mma(fa, fb, fc)
     for i in fx.range_constexpr(4):
@@ -25,8 +25,9 @@ def _mma(a: fx.Tensor, b: fx.Tensor, c: fx.Tensor, d: fx.Tensor):
 
 
 @flyc.jit
-def mma(a: fx.Tensor, b: fx.Tensor, c: fx.Tensor, d: fx.Tensor):
-    _mma(a, b, c, d).launch(block=(32 * a.shape[0],))
+def mma(a: fx.Tensor, b: fx.Tensor, c: fx.Tensor, d: fx.Tensor, k: fx.Constexpr = 16):
+    """Each warp's d = a b + c; k: 16, or 32 on FP8 (test_fp8_mma.py)."""
+    _mma(a, b, c, d, k).launch(block=(32 * a.shape[0],))
 
 
 def reference(a, b, c):

@@ -14,7 +14,7 @@ import flyrt.compiler as flyc
 import flyrt.expr as fx
 import ptxas
 from flyrt import _core
-from flyrt.drivers import cuda
+from flyrt.drivers import cuda, device_libraries
 from kernels_for_tests import unary
 from test_block import barrier_in_while
 
@@ -56,7 +56,7 @@ def test_pa_decode_lowers_and_assembles(fmt, per_token):
 
 def test_float64_math_without_libdevice_is_a_clear_error():
     x = np.ones(8, np.float64)
-    found = cuda.libdevice()  # found first: the first CUDA target would hand it over again
+    found = device_libraries.libdevice()  # found first: the first CUDA target would hand it over again
     _core.set_libdevice_path("")
     try:
         unary.lower(x, x, 8, lambda v: fx.exp(v.to(fx.Float32)), target="cuda", arch="sm_90")  # f32: no libdevice

@@ -51,10 +51,10 @@ def test_a_bad_cpu_warp_size_is_an_error_at_its_first_use():
 def test_libdevice_is_searched_for_when_the_first_cuda_target_is_made():
     rc, out = run("""
         import flyrt, flyrt.compiler, flyrt.expr
-        from flyrt.drivers import cuda
-        print(cuda.libdevice.cache_info().currsize)
+        from flyrt.drivers import cuda, device_libraries
+        print(device_libraries.libdevice.cache_info().currsize)
         cuda.arch_target("sm_90")
-        print(cuda.libdevice.cache_info().currsize, repr(cuda.libdevice()))
+        print(device_libraries.libdevice.cache_info().currsize, repr(device_libraries.libdevice()))
     """, FLYDSL_LIBDEVICE="/nonexistent/libdevice.10.bc")
     lines = out.splitlines()
     assert rc == 0 and lines[0] == "0" and lines[1].startswith("1 '"), out

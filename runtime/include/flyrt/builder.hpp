@@ -62,7 +62,8 @@ public:
     void barrier(int line);
     value_id shuffle(value_id value, value_id source_thread, int line);
     // d = a . b + c over a warp's lanes' fragments (flyrt/matrix.py has the layout).
-    value_id mma(value_id a, value_id b, value_id c, int line);
+    // `fp8`: the format of FP8 fragments (a of 16 bytes, b of 8), else none.
+    value_id mma(value_id a, value_id b, value_id c, int line, fp8_format fp8 = fp8_format::none);
     // ptr[offset] op= value, atomically; returns the element's value before.
     value_id
     atomic(atomic_op kind, value_id ptr, value_id offset, value_id value, memory_semantics sem, int line);
@@ -70,6 +71,8 @@ public:
     std::pair<value_id, value_id> atomic_cas(
         value_id ptr, value_id offset, value_id compare, value_id value, memory_semantics sem, int line);
     void fence(memory_semantics sem, int line);
+    // Formatted output from a kernel thread: `format` has one C conversion per value.
+    void print(const std::string& format, const std::vector<value_id>& values, int line);
     // A static shared-memory array of `bytes` for this kernel; returns its pointer.
     value_id shared(scalar element, std::int64_t bytes, int line);
     // The dynamic shared memory (`smem=` at launch), after the static arrays.

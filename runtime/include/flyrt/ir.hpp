@@ -98,10 +98,13 @@ enum class opcode : std::uint8_t
     insert,    // vector, scalar; int_value: lane -> vector
     broadcast, // scalar -> vector (lanes from the result type)
     reduce,    // vector; attr: arith (add, min, max) -> scalar
-    mma,       // a, b, c: one warp's 16x8 (+)= 16x16 . 16x8 from its lanes' fragments -> d
+    mma,       // a, b, c: one warp's 16x8 (+)= 16xK . Kx8 from its lanes' fragments -> d; K 16
+               // (f16, bf16), or 32 for FP8 bytes (attr: their fp8_format)
     atomic,    // ptr, offset, value (cas: ptr, offset, compare, value); attr: atomic_op;
                // int_value: memory_semantics -> old value (cas: old value, success)
     fence,     // int_value: memory_semantics
+    print,     // values... (Int64 or Float64 scalars); callee: a C printf format with one conversion
+               // for each (%lld, %llu, %llx, %f, %e, %g, ...); written when the thread reaches it
     ret,
 };
 
@@ -120,7 +123,8 @@ enum class arith : std::uint8_t
     shr, // arithmetic for signed, logical for unsigned
     min,
     max,
-    // unary
+    pow, // floats: C's pow
+         // unary
     neg,
     bit_not,
     abs,
@@ -132,6 +136,11 @@ enum class arith : std::uint8_t
     rsqrt,
     floor,
     ceil,
+    // floats, from the target's math library (libm, libdevice, ocml)
+    sin,
+    cos,
+    tanh,
+    erf,
 };
 
 enum class predicate : std::uint8_t

@@ -18,6 +18,7 @@ from .language.block import (
     thread_idx, warp_reduce, warp_size
 )
 from .language.matrix import a_position, b_position, c_position, mma
+from .language.printing import printf
 from .language.reads import number
 from .language.tracing import current
 from .language.values import Value, select
@@ -64,6 +65,24 @@ sqrt = _math(A.sqrt)
 rsqrt = _math(A.rsqrt)
 floor = _math(A.floor)
 ceil = _math(A.ceil)
+sin = _math(A.sin)
+cos = _math(A.cos)
+tanh = _math(A.tanh)
+erf = _math(A.erf)
+
+
+def pow(x, y):  # noqa: A001  (the DSL's name)
+    """x to the power y, as C's pow (integers are converted to Float32)."""
+    return values.power(x, y)
+
+
+def sigmoid(x):
+    """1 / (1 + exp(-x)), with flyrt's exp: 0 and 1 at the ends, never NaN
+    but for a NaN."""
+    x = values.constant(x)
+    if not x.dtype.is_float:
+        x = values.convert(x, Float32)
+    return 1 / (1 + exp(-x))
 
 
 def abs(x):  # noqa: A001  (the DSL's name)

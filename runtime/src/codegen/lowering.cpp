@@ -90,6 +90,11 @@ void function_lowering::report(const ir::op&)
     throw std::logic_error("flyrt: this target cannot report errors");
 }
 
+void function_lowering::print(const ir::op&)
+{
+    throw std::logic_error("flyrt: this target cannot print");
+}
+
 void function_lowering::launch(const ir::op&)
 {
     throw std::logic_error("flyrt: a launch outside a launcher");
@@ -267,6 +272,9 @@ void function_lowering::emit_op(const ir::op& o)
     case opcode::fence:
         fence(o);
         break;
+    case opcode::print:
+        print(o);
+        break;
     case opcode::ret:
     case opcode::yield:
     case opcode::condition:
@@ -308,7 +316,11 @@ llvm::Value* function_lowering::unary(arith kind, ir::value_id operand)
     case arith::log2:
     case arith::sqrt:
     case arith::rsqrt:
-        return math(kind, x, s);
+    case arith::sin:
+    case arith::cos:
+    case arith::tanh:
+    case arith::erf:
+        return math(kind, {x}, s);
     case arith::floor:
         return intrinsic(llvm::Intrinsic::floor, x);
     case arith::ceil:
@@ -316,6 +328,53 @@ llvm::Value* function_lowering::unary(arith kind, ir::value_id operand)
     default:
         throw std::logic_error("not a unary op");
     }
+}
+
+llvm::Value* function_lowering::operand_slots(const ir::op& o)
+{
+    const std::size_t count = o.operands.size();
+    if (count == 0)
+    {
+        return llvm::ConstantPointerNull::get(m_b.getPtrTy());
+    }
+    llvm::Function* fn = m_b.GetInsertBlock()->getParent();
+    llvm::IRBuilder<> entry(&fn->getEntryBlock(), fn->getEntryBlock().getFirstInsertionPt());
+    llvm::AllocaInst* slots = entry.CreateAlloca(llvm::ArrayType::get(m_b.getInt64Ty(), count));
+    slots->setAlignment(llvm::Align(8));
+    for (std::size_t i = 0; i < count; ++i)
+    {
+        m_b.CreateStore(value(o.operands[i]), m_b.CreateConstInBoundsGEP1_64(m_b.getInt64Ty(), slots, i));
+    }
+    return slots;
+}
+
+llvm::Value* function_lowering::call_per_lane(const std::string& name, llvm::ArrayRef<llvm::Value*> operands)
+{
+    llvm::Type* type = operands[0]->getType();
+    llvm::Type* element = type->getScalarType();
+    llvm::FunctionCallee callee = m_out.getOrInsertFunction(
+        name, llvm::FunctionType::get(element, std::vector<llvm::Type*>(operands.size(), element), false));
+    if (auto* f = llvm::dyn_cast<llvm::Function>(callee.getCallee()))
+    {
+        f->setDoesNotThrow();
+        f->setWillReturn();
+    }
+    auto* vector = llvm::dyn_cast<llvm::FixedVectorType>(type);
+    if (vector == nullptr)
+    {
+        return m_b.CreateCall(callee, operands);
+    }
+    llvm::Value* result = llvm::PoisonValue::get(vector);
+    for (unsigned lane = 0; lane < vector->getNumElements(); ++lane)
+    {
+        std::vector<llvm::Value*> scalars;
+        for (llvm::Value* operand : operands)
+        {
+            scalars.push_back(m_b.CreateExtractElement(operand, lane));
+        }
+        result = m_b.CreateInsertElement(result, m_b.CreateCall(callee, scalars), lane);
+    }
+    return result;
 }
 
 // Integer division and remainder that never trap: x / 0 is 0 (as in
@@ -411,6 +470,8 @@ llvm::Value* function_lowering::binary(arith kind, ir::value_id lhs, ir::value_i
                                      : (is_signed ? llvm::Intrinsic::smax : llvm::Intrinsic::umax);
         return m_b.CreateBinaryIntrinsic(id, a, b);
     }
+    case arith::pow:
+        return math(kind, {a, b}, s);
     default:
         throw std::logic_error("not a binary op");
     }

@@ -5,6 +5,7 @@
 // the hooks below for what differs between targets.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include <llvm/IR/IRBuilder.h>
@@ -45,9 +46,12 @@ protected:
     // FP8 bytes (u8 scalar or vector) decoded exactly to float type `to`;
     // the neutral version is integer code.
     virtual llvm::Value* decode_fp8(llvm::Value* bytes, ir::fp8_format format, llvm::Type* to);
-    // exp, exp2, log, log2, sqrt and rsqrt of a float scalar or vector.
-    virtual llvm::Value* math(ir::arith kind, llvm::Value* x, ir::scalar s) = 0;
+    // A math function of float scalars or vectors: exp, exp2, log, log2,
+    // sqrt, rsqrt, sin, cos, tanh, erf (one operand) or pow (two).
+    virtual llvm::Value* math(ir::arith kind, llvm::ArrayRef<llvm::Value*> operands, ir::scalar s) = 0;
     virtual void report(const ir::op& o);
+    // fx.printf: a thread's formatted output.
+    virtual void print(const ir::op& o);
     virtual void launch(const ir::op& o);
     // Atomics and fences as LLVM's atomic instructions under sync_scope().
     virtual void atomic(const ir::op& o);
@@ -70,6 +74,13 @@ protected:
     std::vector<llvm::Value*> emit_region(const ir::region& r);
     void emit_op(const ir::op& o);
     llvm::Value* intrinsic(llvm::Intrinsic::ID id, llvm::Value* x) { return m_b.CreateUnaryIntrinsic(id, x); }
+    // The op's operands in an array of 8-byte slots, made once in the entry
+    // block (an alloca on the op's path would grow the stack per loop trip);
+    // a null pointer when it has none.
+    llvm::Value* operand_slots(const ir::op& o);
+    // A math library's scalar function `name` (float or double operands, the
+    // same type back) applied lane by lane.
+    llvm::Value* call_per_lane(const std::string& name, llvm::ArrayRef<llvm::Value*> operands);
     [[noreturn]] void unsupported(const ir::op& o, const std::string& what) const;
     // The element a load, store or atomic names: its pointer plus offset.
     llvm::Value* address(const ir::op& o, llvm::Type* element);

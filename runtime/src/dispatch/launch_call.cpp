@@ -1,5 +1,6 @@
 #include "launch_call.hpp"
 
+#include <cstdio>
 #include <optional>
 #include <stdexcept>
 
@@ -28,6 +29,21 @@ void raise_launch_status(std::int32_t status, const std::string& failure_prefix)
     throw std::runtime_error(failure_prefix + launch::last_error());
 }
 
+void deliver_kernel_output()
+{
+    const std::string text = launch::kernel_output::take();
+    pybind11::object out = pybind11::module_::import("sys").attr("stdout");
+    if (out.is_none())
+    {
+        return; // no stdout (pythonw, a closed one): nowhere to print, as for print()
+    }
+    if (!text.empty())
+    {
+        out.attr("write")(text);
+    }
+    out.attr("flush")();
+}
+
 void cuda_synchronize(int ordinal, const pybind11::object& stream)
 {
     launch::cuda::use_device(ordinal); // no driver or no such device: says so before torch is asked
@@ -42,6 +58,9 @@ void cuda_synchronize(int ordinal, const pybind11::object& stream)
     {
         throw pybind11::error_already_set();
     }
+    // printf of work that ran unwaited for (a replayed CUDA graph) reaches C's stdout now.
+    std::fflush(stdout);
+    deliver_kernel_output();
     // What checked launches reported, without waiting for them then (report_channel.hpp).
     const std::int32_t reported =
         launch::cuda::report_channel::take_all(ordinal, &launch::python_interrupted);

@@ -15,6 +15,7 @@
 
 #include "../launch/compile_only.hpp"
 #include "../launch/device_kernel.hpp"
+#include "../launch/kernel_output.hpp"
 #include "argument_binding.hpp"
 #include "artifact.hpp"
 #include "specialization_key.hpp"
@@ -28,6 +29,10 @@ namespace flyrt::dispatch
 // already set by the signal handler or set here), IndexError (a kernel's
 // report) or RuntimeError (a failure, its message after `failure_prefix`).
 [[noreturn]] void raise_launch_status(std::int32_t status, const std::string& failure_prefix);
+
+// Writes what kernels printed to Python's sys.stdout and flushes it
+// (launch/kernel_output.hpp).
+void deliver_kernel_output();
 
 // ValueError when `found` stores into an argument whose array is read-only.
 inline void refuse_read_only_outputs(const artifact& found,
@@ -59,6 +64,10 @@ inline void launch_call(const artifact& found,
         launch::set_call_stream(torch_current_stream(where.device));
     }
     const std::int32_t status = found.entry(state.slots.data(), found.kernel_table.data());
+    if (launch::kernel_output::pending())
+    {
+        deliver_kernel_output(); // before an error the launch raises: what led to it
+    }
     if (status != 0)
     {
         raise_launch_status(status, "launcher " + launcher + ": ");
@@ -67,7 +76,8 @@ inline void launch_call(const artifact& found,
 
 // Waits for `stream` (a stream argument as launchers take one; None:
 // torch's current stream) on CUDA device `ordinal` with the GIL released,
-// then raises what checked launches reported meanwhile; Ctrl-C
+// flushes what kernels printed, then raises what checked launches reported
+// meanwhile; Ctrl-C
 // (KeyboardInterrupt) ends the wait, the GPU's work going on.
 void cuda_synchronize(int ordinal, const pybind11::object& stream);
 

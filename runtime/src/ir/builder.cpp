@@ -211,6 +211,12 @@ void function_builder::report(const std::string& message, const std::vector<valu
     o.callee = message;
 }
 
+void function_builder::print(const std::string& format, const std::vector<value_id>& values, int line)
+{
+    op& o = append(opcode::print, values, line);
+    o.callee = format;
+}
+
 void function_builder::barrier(int line)
 {
     append(opcode::barrier, {}, line);
@@ -222,9 +228,10 @@ value_id function_builder::shuffle(value_id value, value_id source_thread, int l
     return result(o, type_of(value));
 }
 
-value_id function_builder::mma(value_id a, value_id b, value_id c, int line)
+value_id function_builder::mma(value_id a, value_id b, value_id c, int line, fp8_format fp8)
 {
     op& o = append(opcode::mma, {a, b, c}, line);
+    o.attr = static_cast<int>(fp8);
     return result(o, type_of(c));
 }
 

@@ -98,7 +98,7 @@ const char* opcode_name(opcode code)
                                         "fma",      "cast",    "bitcast", "load",      "store",   "if",
                                         "for",      "while",   "yield",   "condition", "launch",  "report",
                                         "barrier",  "shuffle", "shared",  "extract",   "insert",  "broadcast",
-                                        "reduce",   "mma",     "atomic",  "fence",     "return"};
+                                        "reduce",   "mma",     "atomic",  "fence",     "print",   "return"};
     return names[static_cast<int>(code)];
 }
 
@@ -189,7 +189,8 @@ private:
                 m_out << "[" << o->int_value << "]";
             }
             else if (o->code == opcode::unary || o->code == opcode::binary || o->code == opcode::compare ||
-                     o->code == opcode::reduce || (o->code == opcode::cast && o->attr != 0))
+                     o->code == opcode::reduce || (o->code == opcode::cast && o->attr != 0) ||
+                     (o->code == opcode::mma && o->attr != 0))
             {
                 m_out << "." << o->attr;
             }

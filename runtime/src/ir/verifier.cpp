@@ -357,6 +357,20 @@ private:
                 fail("a memory fence belongs in a kernel", o.loc);
             }
             break;
+        case opcode::print:
+            for (value_id v : o.operands)
+            {
+                const type& t = m_fn.type_of(v);
+                if ((t.kind != scalar::i64 && t.kind != scalar::f64) || t.lanes != 1)
+                {
+                    fail("printed values are Int64 or Float64 scalars", o.loc);
+                }
+            }
+            if (!kernel)
+            {
+                fail("fx.printf prints from kernels (print() from the launcher)", o.loc);
+            }
+            break;
         case opcode::ret:
             break;
         }
@@ -424,6 +438,19 @@ private:
         const type& a = m_fn.type_of(o.operands.at(0));
         const type& b = m_fn.type_of(o.operands.at(1));
         const type& c = m_fn.type_of(o.operands.at(2));
+        const auto fp8 = static_cast<fp8_format>(o.attr);
+        if (fp8 != fp8_format::none)
+        {
+            if (a.kind != scalar::u8 || a.lanes != 16 || b.kind != scalar::u8 || b.lanes != 8 ||
+                c.kind != scalar::f32 || c.lanes != 4 || o.attr > static_cast<int>(fp8_format::e4m3fn))
+            {
+                fail("fx.mma of FP8 takes a lane's fragments: a of 16 and b of 8 FP8 values, c of 4 Float32; "
+                     "got " +
+                         to_string(a) + ", " + to_string(b) + ", " + to_string(c),
+                     o.loc);
+            }
+            return;
+        }
         if ((a.kind != scalar::f16 && a.kind != scalar::bf16) || a.lanes != 8 || b.kind != a.kind ||
             b.lanes != 4 || c.kind != scalar::f32 || c.lanes != 4)
         {

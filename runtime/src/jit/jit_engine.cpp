@@ -15,6 +15,7 @@
 #include "../codegen/gpu/device_launch.hpp"
 #include "../launch/cpu/cpu_launch.hpp"
 #include "../launch/device_kernel.hpp"
+#include "../launch/kernel_output.hpp"
 #include "float_conversions.hpp"
 
 namespace flyrt::jit
@@ -73,6 +74,8 @@ loaded_object::loaded_object(const std::vector<std::string>& objects)
         llvm::orc::ExecutorAddr::fromPtr(&flyrt_cpu_launch), llvm::JITSymbolFlags::Exported};
     runtime[jit.mangleAndIntern(codegen::cpu::report_symbol)] = {
         llvm::orc::ExecutorAddr::fromPtr(&flyrt_report_error), llvm::JITSymbolFlags::Exported};
+    runtime[jit.mangleAndIntern(codegen::cpu::print_symbol)] = {
+        llvm::orc::ExecutorAddr::fromPtr(&flyrt_print), llvm::JITSymbolFlags::Exported};
     runtime[jit.mangleAndIntern(codegen::device_launch_symbol)] = {
         llvm::orc::ExecutorAddr::fromPtr(&flyrt_device_launch), llvm::JITSymbolFlags::Exported};
     runtime[jit.mangleAndIntern("__truncsfbf2")] = {llvm::orc::ExecutorAddr::fromPtr(&flyrt_truncsfbf2),

@@ -6,16 +6,16 @@
 #include <stdexcept>
 
 #include <llvm/IR/Constants.h>
+#include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/Instructions.h>
 #include <llvm/IR/Module.h>
-#include <llvm/IRReader/IRReader.h>
-#include <llvm/Linker/Linker.h>
 #include <llvm/MC/TargetRegistry.h>
-#include <llvm/Support/SourceMgr.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/Target/TargetOptions.h>
 
+#include "../codegen/nvptx/nvptx_codegen.hpp"
+#include "device_library.hpp"
 #include "machine_cache.hpp"
 #include "optimizer.hpp"
 #include "part_memo.hpp"
@@ -29,9 +29,6 @@ namespace flyrt::jit
 {
 namespace
 {
-
-std::mutex g_libdevice_mutex;
-std::string g_libdevice_path;
 
 struct nvptx_machine
 {
@@ -69,59 +66,6 @@ struct nvptx_machine
     }
 };
 
-std::string libdevice_path()
-{
-    std::lock_guard<std::mutex> lock(g_libdevice_mutex);
-    return g_libdevice_path;
-}
-
-bool calls_libdevice(const llvm::Module& module)
-{
-    for (const llvm::Function& f : module)
-    {
-        if (f.isDeclaration() && f.getName().starts_with("__nv_"))
-        {
-            return true;
-        }
-    }
-    return false;
-}
-
-// Links the libdevice functions the kernel calls and makes them internal, so
-// that O3 inlines them and drops the rest.
-void link_libdevice(llvm::Module& module)
-{
-    const std::string path = libdevice_path();
-    if (path.empty())
-    {
-        throw std::runtime_error(
-            "kernel " + module.getName().str() +
-            " uses Float64 exp or log, which on NVIDIA GPUs come from CUDA's libdevice.10.bc; none was found "
-            "(set FLYDSL_LIBDEVICE to its path, or compute in Float32)");
-    }
-    llvm::SMDiagnostic problem;
-    std::unique_ptr<llvm::Module> library = llvm::parseIRFile(path, problem, module.getContext());
-    if (!library)
-    {
-        throw std::runtime_error("cannot read libdevice " + path + ": " + problem.getMessage().str());
-    }
-    library->setTargetTriple(module.getTargetTriple());
-    library->setDataLayout(module.getDataLayout());
-    if (llvm::Linker::linkModules(module, std::move(library), llvm::Linker::LinkOnlyNeeded))
-    {
-        throw std::runtime_error("cannot link libdevice " + path + " into kernel " + module.getName().str());
-    }
-    for (llvm::Function& f : module)
-    {
-        if (!f.isDeclaration() && f.getCallingConv() != llvm::CallingConv::PTX_Kernel)
-        {
-            f.setLinkage(llvm::GlobalValue::InternalLinkage);
-        }
-    }
-    // libdevice asks NVVMReflect whether to flush subnormals: no.
-    module.addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz", std::uint32_t(0));
-}
-
 // A call the NVPTX backend cannot lower (it would abort the process) or that
 // would reach the driver as an unresolved extern.
 std::optional<std::string> unlowerable_call(const llvm::Module& module)
@@ -133,6 +77,10 @@ std::optional<std::string> unlowerable_call(const llvm::Module& module)
             continue;
         }
         const llvm::StringRef name = f.getName();
+        if (name == codegen::nvptx::printf_function)
+        {
+            continue; // the driver's
+        }
         if (!f.isIntrinsic())
         {
             return name.str();
@@ -161,30 +109,63 @@ std::optional<std::string> unlowerable_call(const llvm::Module& module)
     return std::nullopt;
 }
 
+// Whether the kernel holds an instruction newer than the PTX ISA 8.0 kernels
+// are written in (the FP8 MMA needs 8.4): drivers before CUDA 12.4 read 8.0.
+bool needs_ptx84(const llvm::Module& module)
+{
+    for (const llvm::Function& f : module)
+    {
+        for (const llvm::BasicBlock& block : f)
+        {
+            for (const llvm::Instruction& instruction : block)
+            {
+                const auto* call = llvm::dyn_cast<llvm::CallInst>(&instruction);
+                const auto* assembly =
+                    call ? llvm::dyn_cast<llvm::InlineAsm>(call->getCalledOperand()) : nullptr;
+                if (assembly != nullptr && llvm::StringRef(assembly->getAsmString())
+                                               .starts_with(codegen::nvptx::fp8_mma_instruction))
+                {
+                    return true;
+                }
+            }
+        }
+    }
+    return false;
+}
+
 } // namespace
 
 void set_libdevice_path(const std::string& path)
 {
-    std::lock_guard<std::mutex> lock(g_libdevice_mutex);
-    g_libdevice_path = path;
+    libdevice().set_path(path);
 }
 
 std::string compile_ptx(llvm::Module& kernel, const target& gpu, std::string* llvm_ir_out)
 {
-    nvptx_machine& nvptx = machine_for<nvptx_machine>(gpu);
+    target chosen = gpu;
+    if (needs_ptx84(kernel))
+    {
+        chosen.features = "+ptx84";
+    }
+    nvptx_machine& nvptx = machine_for<nvptx_machine>(chosen);
     std::lock_guard<std::mutex> lock(nvptx.mutex);
     kernel.setDataLayout(nvptx.machine->createDataLayout());
     kernel.setTargetTriple(gpu.triple);
-    const bool wants_libdevice = calls_libdevice(kernel);
-    const std::string key =
-        llvm_ir_out == nullptr ? digest_of(kernel, gpu.id() + (wants_libdevice ? libdevice_path() : "")) : "";
+    const bool wants_libdevice = libdevice().called_by(kernel);
+    const std::string key = llvm_ir_out == nullptr
+                                ? digest_of(kernel, chosen.id() + (wants_libdevice ? libdevice().path() : ""))
+                                : "";
     return part_memo::instance().memoized(
         key,
         [&]
         {
             if (wants_libdevice)
             {
-                link_libdevice(kernel);
+                libdevice().link_into(kernel,
+                                      llvm::CallingConv::PTX_Kernel,
+                                      "a math function (Float64 exp or log; sin, cos, tanh, erf, pow)");
+                // libdevice asks NVVMReflect whether to flush subnormals: no.
+                kernel.addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz", std::uint32_t(0));
             }
             optimize(kernel, *nvptx.machine, true);
             if (std::optional<std::string> call = unlowerable_call(kernel))

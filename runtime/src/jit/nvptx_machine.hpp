@@ -1,5 +1,6 @@
 // Device images for NVIDIA GPUs: one kernel's LLVM module to PTX at O3, with
-// CUDA's libdevice linked when the kernel calls it (f64 exp and log).
+// CUDA's libdevice linked when the kernel calls it (f64 exp and log; sin, cos,
+// tanh, erf and pow).
 //
 // LLVM 19's NVPTX backend ends the process (a fatal error, no exception) on
 // some generic math intrinsics, and a call it cannot resolve becomes an

@@ -48,6 +48,7 @@ void bind_ir(py::module_& m)
         .value("shr", ir::arith::shr)
         .value("min", ir::arith::min)
         .value("max", ir::arith::max)
+        .value("pow", ir::arith::pow)
         .value("neg", ir::arith::neg)
         .value("bit_not", ir::arith::bit_not)
         .value("abs", ir::arith::abs)
@@ -58,7 +59,11 @@ void bind_ir(py::module_& m)
         .value("sqrt", ir::arith::sqrt)
         .value("rsqrt", ir::arith::rsqrt)
         .value("floor", ir::arith::floor)
-        .value("ceil", ir::arith::ceil);
+        .value("ceil", ir::arith::ceil)
+        .value("sin", ir::arith::sin)
+        .value("cos", ir::arith::cos)
+        .value("tanh", ir::arith::tanh)
+        .value("erf", ir::arith::erf);
     py::enum_<ir::predicate>(m, "Predicate")
         .value("eq", ir::predicate::eq)
         .value("ne", ir::predicate::ne)
@@ -67,6 +72,7 @@ void bind_ir(py::module_& m)
         .value("gt", ir::predicate::gt)
         .value("ge", ir::predicate::ge);
     py::enum_<ir::fp8_format>(m, "FP8Format")
+        .value("none", ir::fp8_format::none)
         .value("e4m3fnuz", ir::fp8_format::e4m3fnuz)
         .value("e4m3fn", ir::fp8_format::e4m3fn);
     py::enum_<ir::special_register>(m, "Special")
@@ -144,9 +150,16 @@ void bind_ir(py::module_& m)
              py::arg("align") = 0)
         .def("launch", &ir::function_builder::launch)
         .def("report", &ir::function_builder::report)
+        .def("print", &ir::function_builder::print)
         .def("barrier", &ir::function_builder::barrier)
         .def("shuffle", &ir::function_builder::shuffle)
-        .def("mma", &ir::function_builder::mma)
+        .def("mma",
+             &ir::function_builder::mma,
+             py::arg("a"),
+             py::arg("b"),
+             py::arg("c"),
+             py::arg("line"),
+             py::arg("fp8") = ir::fp8_format::none)
         .def("atomic",
              [](ir::function_builder& b,
                 ir::atomic_op kind,

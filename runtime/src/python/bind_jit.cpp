@@ -89,6 +89,7 @@ void bind_jit(py::module_& m)
           py::arg("code_object"),
           "What an AMD code object's metadata says of each kernel.");
     m.def("set_libdevice_path", &jit::set_libdevice_path);
+    m.def("set_ocml_path", &jit::set_ocml_path);
 }
 
 } // namespace flyrt::python

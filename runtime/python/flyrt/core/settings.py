@@ -9,6 +9,7 @@ compile-only mode) tells the listeners (``on_change``): the launcher registry
 drops compiled artifacts then, without this module knowing launchers.
 """
 
+import glob
 import os
 
 _listeners = []
@@ -90,6 +91,17 @@ def libdevice_candidates():
     for root in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
         if root:
             found.append(os.path.join(root, "nvvm", "libdevice", "libdevice.10.bc"))
+    return found
+
+
+def ocml_candidates():
+    """Where ROCm's ocml.bc may be: FLYDSL_OCML first, then the ROCm of
+    ROCM_PATH and /opt/rocm, then Debian's and Ubuntu's rocm-device-libs."""
+    found = [os.environ.get("FLYDSL_OCML", "")]
+    for root in (os.environ.get("ROCM_PATH"), "/opt/rocm"):
+        if root:
+            found.append(os.path.join(root, "amdgcn", "bitcode", "ocml.bc"))
+    found.extend(sorted(glob.glob("/usr/lib/*/amdgcn/bitcode/ocml.bc")))
     return found
 
 

@@ -1,17 +1,14 @@
 """GPU tensors, and NVIDIA GPUs through the CUDA driver (flyrt._core opens libcuda.so.1 at
 run time): device architectures, CUDA tensors from torch (read in C++ once
 their dtypes are registered here), cupy and any ``__cuda_array_interface__``
-or DLPack exporter, and CUDA's libdevice for Float64 math."""
+or DLPack exporter."""
 
 import functools
-import hashlib
-import importlib.util
-import os
 import sys
 
 from .. import _core
-from ..core import dtypes, fp8, settings
-from . import hip
+from ..core import dtypes, fp8
+from . import device_libraries, hip
 
 DEVICE_TYPE = _core.codes.device_types["cuda"]  # DLPack's kDLCUDA
 
@@ -26,7 +23,7 @@ def device(ordinal):
 def target(ordinal):
     """The NVPTX target for GPU `ordinal`."""
     info = device(ordinal)
-    libdevice()
+    device_libraries.libdevice()
     return _core.nvptx_target(info["major"], info["minor"])
 
 
@@ -36,7 +33,7 @@ def arch_target(arch):
     digits = arch.removeprefix("sm_").removeprefix("compute_")
     if not digits.isdigit() or len(digits) < 2:
         raise ValueError(f"an NVIDIA architecture is named like 'sm_90', not {arch!r}")
-    libdevice()
+    device_libraries.libdevice()
     return _core.nvptx_target(int(digits[:-1]), int(digits[-1]))
 
 
@@ -128,44 +125,3 @@ def _from_interface(value, interface, name):
         strides = tuple(s // itemsize for s in strides)
     device_id = getattr(getattr(value, "device", None), "id", 0)
     return (DEVICE_TYPE, device_id, interface["data"][0], shape, strides, _code(dtype))
-
-
-# -- libdevice -------------------------------------------------------------------
-
-
-def find_libdevice():
-    """CUDA's libdevice.10.bc: $FLYDSL_LIBDEVICE, a CUDA toolkit, or the one
-    PyPI's nvidia-cuda-nvcc-cu12 or Triton ship; "" if none."""
-    candidates = settings.libdevice_candidates()
-    for package, parts in (("nvidia.cuda_nvcc", ("nvvm", "libdevice", "libdevice.10.bc")),
-                           ("triton", ("backends", "nvidia", "lib", "libdevice.10.bc"))):
-        spec = _find_spec(package)
-        if spec is not None and spec.submodule_search_locations:
-            candidates.extend(os.path.join(p, *parts) for p in spec.submodule_search_locations)
-    return next((c for c in candidates if c and os.path.isfile(c)), "")
-
-
-def _find_spec(name):
-    try:
-        return importlib.util.find_spec(name)
-    except (ImportError, ValueError):
-        return None
-
-
-@functools.lru_cache(maxsize=None)
-def libdevice():
-    """The libdevice NVPTX compiles link, found when the first CUDA target is
-    made (not at import: programs that never compile for NVIDIA skip the
-    search) and handed to the compiler; "" if none."""
-    path = find_libdevice()
-    _core.set_libdevice_path(path)
-    return path
-
-
-@functools.lru_cache(maxsize=None)
-def libdevice_digest():
-    """Which libdevice compiles use (part of compiled code's identity)."""
-    if not libdevice():
-        return "no-libdevice"
-    with open(libdevice(), "rb") as f:
-        return hashlib.sha256(f.read()).hexdigest()[:16]

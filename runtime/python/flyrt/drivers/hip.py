@@ -11,6 +11,7 @@ import sys
 
 from .. import _core
 from ..core import settings
+from . import device_libraries
 
 DEVICE_TYPE = _core.codes.device_types["rocm"]  # DLPack's kDLROCM
 
@@ -23,6 +24,7 @@ def runtime_problem():
 def arch_target(arch):
     """The amdgpu target of an architecture named like ``gfx942`` (a target
     ID's feature suffixes, ``gfx942:sramecc+:xnack-``, are accepted)."""
+    device_libraries.ocml()
     return _core.amdgpu_target(str(arch))
 
 

@@ -9,11 +9,14 @@ codegen/lowering.cpp and codegen/cpu/ lower it for the CPU.
 """
 
 import functools
+import re
+import sys
 
 import numpy as np
 
 from .. import _core
 from ..core import dtypes, fp8
+from ..core import fp8 as fp8_values  # the module, where mma's parameter `fp8` hides its name
 from ..drivers import targets
 from . import numerics
 
@@ -23,8 +26,11 @@ P = _core.Predicate
 S = _core.Scalar
 
 _MATH = {A.exp: "exp", A.exp2: "exp2", A.log: "log", A.log2: "log2", A.sqrt: "sqrt", A.rsqrt: "rsqrt"}
+_LIBRARY = {A.sin: "sin", A.cos: "cos", A.tanh: "tanh", A.erf: "erf", A.pow: "pow"}
 _ATOMIC_ARITH = {K.add: A.add, K.sub: A.sub, K.min: A.min, K.max: A.max, K.bit_and: A.bit_and,
                  K.bit_or: A.bit_or, K.bit_xor: A.bit_xor}
+# A conversion of the C formats fx.printf writes (or a %%), its "ll" left out for Python.
+_PRINT_SPEC = re.compile(r"%(?P<body>[-+ #0]*\d*(?:\.\d*)?)(?:ll)?(?P<kind>[diuoxXeEfFgG%])")
 _COMPARE = {P.eq: np.equal, P.ne: np.not_equal, P.lt: np.less, P.le: np.less_equal, P.gt: np.greater,
             P.ge: np.greater_equal}
 
@@ -183,6 +189,8 @@ class EagerBuilder:
             return _finish(self._minimum(a, b), a)
         if kind == A.max:
             return _finish(self._maximum(a, b), a)
+        if kind == A.pow:
+            return numerics.library_function("pow", a, b)
         operation = {A.add: np.add, A.sub: np.subtract, A.mul: np.multiply, A.div: np.true_divide,
                      A.rem: np.fmod, A.bit_and: np.bitwise_and, A.bit_or: np.bitwise_or,
                      A.bit_xor: np.bitwise_xor}[kind]
@@ -191,6 +199,8 @@ class EagerBuilder:
     def unary(self, kind, x, line):
         if kind in _MATH:
             return numerics.math_function(_MATH[kind], x, _fused_multiply_add())
+        if kind in _LIBRARY:
+            return numerics.library_function(_LIBRARY[kind], x)
         operation = {A.neg: np.negative, A.bit_not: np.invert, A.abs: np.abs, A.floor: np.floor,
                      A.ceil: np.ceil}[kind]
         return _finish(operation(x), x)
@@ -261,6 +271,20 @@ class EagerBuilder:
             text = text.replace("{}", str(int(value)), 1)
         raise IndexError(text)
 
+    def print(self, format, values, line):
+        """fx.printf: the C format (language/printing.py wrote it) through
+        Python's %, which formats as C does; written at once, as this thread
+        reaches it."""
+        specs = [m for m in _PRINT_SPEC.finditer(format) if m["kind"] != "%"]
+        arguments = []
+        for spec, value in zip(specs, values):
+            if spec["kind"] in "eEfFgG":
+                arguments.append(float(value))
+            else:
+                arguments.append(int(value) & (2**64 - 1) if spec["kind"] in "uoxX" else int(value))
+        python_format = _PRINT_SPEC.sub(lambda m: "%" + m["body"] + m["kind"], format)
+        sys.stdout.write(python_format % tuple(arguments))
+
     # -- threads -----------------------------------------------------------------------
 
     def special(self, which, dim, line):
@@ -277,28 +301,36 @@ class EagerBuilder:
         source = int(source)
         return values[source] if 0 <= source < len(values) else value
 
-    def mma(self, a, b, c, line):
+    def mma(self, a, b, c, line, fp8=None):
         """cpu_codegen.cpp's emit_mma: per lane of a warp of 32, products of
-        Float16 / BFloat16 fragments exact in float32, summed in order of k."""
+        Float16 / BFloat16 (or, `fp8` their format, FP8) fragments exact in
+        float32, summed in order of k. A lane's 32-bit words hold `pack`
+        consecutive k: 2, or 4 for FP8."""
         thread = self._gpu("fx.mma")
         fragments = thread.exchange("fx.mma", (a, b))
         tid = thread.linear
         lane = tid % 32
         warp = tid - lane
         g, t = lane // 4, lane % 4
+        is_fp8 = fp8 is not None and fp8 != _core.FP8Format.none
+        pack = 4 if is_fp8 else 2
 
         def element(which, holder, index):
             holder = warp + holder
             fragment = fragments[holder][which] if 0 <= holder < len(fragments) else (a, b)[which]
+            if is_fp8:
+                return fp8_values.dequantize(np.asarray(fragment[index], np.uint8), fp8.name)[()]
             return np.float32(fragment[index])
 
         d = np.array(c, np.float32)
         for i in range(4):
             column = 2 * t + i % 2
             total = np.float32(c[i])
-            for k in range(16):
-                product = element(0, 4 * g + (k % 8) // 2, (k % 2) + 2 * (i // 2) + 4 * (k // 8)) * \
-                    element(1, 4 * column + (k % 8) // 2, (k % 2) + 2 * (k // 8))
+            for k in range(8 * pack):
+                a_index = (k % pack) + pack * (i // 2) + 2 * pack * (k // (4 * pack))
+                b_index = (k % pack) + pack * (k // (4 * pack))
+                product = element(0, 4 * g + (k % (4 * pack)) // pack, a_index) * \
+                    element(1, 4 * column + (k % (4 * pack)) // pack, b_index)
                 total = np.float32(total + product)
             d[i] = total
         return d

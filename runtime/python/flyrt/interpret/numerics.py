@@ -4,8 +4,10 @@ numpy already rounds Float16, Float32 and Float64 operations as LLVM does; what
 it lacks: BFloat16 (held here as float32 values rounded to BFloat16 after each
 operation, as LLVM's promotion to float does), a fused multiply-add with one
 rounding, and the math functions the CPU target calls or inlines
-(codegen/cpu/cpu_lowering.cpp): libm's expf / logf / log2f, and an inline
-polynomial for Float32 exp2 (codegen/inline_math.cpp), replayed here op by op.
+(codegen/cpu/cpu_lowering.cpp): libm's expf / logf / log2f and its sin, cos,
+tanh, erf and pow (both widths, called here through ctypes so that results are
+the compiled code's to the bit), and an inline polynomial for Float32 exp2
+(codegen/inline_math.cpp), replayed here op by op.
 Float64 exp / exp2 / log / log2 are inline polynomials there and libm's here:
 within a few units in the last place, not bit-identical.
 """
@@ -118,12 +120,34 @@ def _libm():
     name = ctypes.util.find_library("m")
     library = ctypes.CDLL(name) if name else None
     functions = {}
-    for function in ("expf", "logf", "log2f", "exp2f"):
+    signatures = [(f, ctypes.c_float, 1) for f in ("expf", "logf", "log2f", "exp2f")]
+    for function in ("sin", "cos", "tanh", "erf", "pow"):
+        arity = 2 if function == "pow" else 1
+        signatures += [(function + "f", ctypes.c_float, arity), (function, ctypes.c_double, arity)]
+    for function, c_type, arity in signatures:
         f = getattr(library, function, None) if library else None
         if f is not None:
-            f.restype, f.argtypes = ctypes.c_float, [ctypes.c_float]
+            f.restype, f.argtypes = c_type, [c_type] * arity
         functions[function] = f
     return functions
+
+
+def library_function(name, *operands):
+    """sin, cos, tanh, erf (one operand) or pow (two) as the CPU target's
+    call of libm gives it, lane by lane: Float64's function for Float64, else
+    the float one, its result rounded to Float16 or BFloat16."""
+    arrays = np.broadcast_arrays(*(np.asarray(x) for x in operands))
+    like = np.asarray(operands[0])
+    f64 = like.dtype == np.float64
+    f = _libm()[name if f64 else name + "f"]
+    if f is None:
+        raise RuntimeError(f"interpreter mode: this machine's C math library has no {name}")
+    element = np.float64 if f64 else np.float32
+    lanes = [np.asarray(a, element).reshape(-1) for a in arrays]
+    out = np.array([f(*(float(v) for v in values)) for values in zip(*lanes)], element).reshape(arrays[0].shape)
+    if is_bfloat16(operands[0]):
+        return to_bfloat16(out)
+    return np.asarray(out, like.dtype)[()]
 
 
 def _libm_f32(name, fallback, x):

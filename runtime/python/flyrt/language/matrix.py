@@ -17,26 +17,68 @@ one ``mma.sync`` on the tensor cores; on AMD GPUs with MFMA (gfx90a, gfx94x)
 one ``v_mfma_f32_16x16x16`` per half-wave, the fragments moved into its
 layout and back by cross-lane permutes; on the CPU it is computed exactly
 (the products are exact in Float32, summed in order of k).
+
+With FP8 fragments (``fx.Float8E4M3FN`` or ``fx.Float8E4M3FNUZ`` bytes) it is
+m16n8k32: a holds 16 and b 8 values, K = 32, each 32-bit word four
+consecutive k of a row of A (a column of B):
+
+    a[i], i < 16: A[g + 8 * ((i // 4) % 2), 4 * t + i % 4 + 16 * (i // 8)]
+    b[i], i < 8:  B[4 * t + i % 4 + 16 * (i // 4), g]
+
+(``a_position(i, k=32)``, ``b_position(i, k=32)``). On NVIDIA GPUs from sm_89
+on it is one ``mma.sync...m16n8k32...e4m3`` (Float8E4M3FN); the CPU computes
+either format exactly as above. The hardware's accumulation order and
+rounding are unspecified (PTX ISA): a GPU result equals the CPU's when the
+partial sums are exact in Float32, and is within a few Float32 ulps of the
+sum's magnitude otherwise.
 """
 
 from ..core import dtypes
+from ..core.errors import KernelError
+from ..core.user_code import user_line
 from .block import lane_id
 from .tracing import current, line
-from .values import Value, convert
+from .values import Value, IR_FP8_FORMATS, convert
 
 
 def mma(a, b, c):
     """d = a . b + c for one warp; a: 8 and b: 4 lanes of Float16 (or
-    BFloat16), c: 4 lanes of Float32. Returns d (4 lanes of Float32)."""
+    BFloat16), or a: 16 and b: 8 lanes of one FP8 type (K = 32); c: 4 lanes
+    of Float32. Returns d (4 lanes of Float32)."""
+    if isinstance(a, Value) and getattr(a.dtype, "is_fp8", False):
+        return _mma_fp8(a, b, c)
     for name, value, lanes in (("a", a, 8), ("b", b, 4)):
         if not isinstance(value, Value) or value.lanes != lanes or value.dtype not in (dtypes.Float16, dtypes.BFloat16):
             raise TypeError(f"fx.mma: {name} must be a {lanes}-lane Float16 or BFloat16 fragment, got {value!r}")
     if b.dtype is not a.dtype:
         raise TypeError(f"fx.mma: a and b must have one type, not {a.dtype.name} and {b.dtype.name}")
+    c = _accumulator(c)
+    return Value(current().builder.mma(a.id, b.id, c.id, line()), dtypes.Float32)
+
+
+def _accumulator(c):
     c = convert(c, dtypes.Float32)
     if c.lanes != 4:
         raise TypeError(f"fx.mma: c must be a 4-lane Float32 fragment, got {c!r}")
-    return Value(current().builder.mma(a.id, b.id, c.id, line()), dtypes.Float32)
+    return c
+
+
+def _mma_fp8(a, b, c):
+    """m16n8k32 on FP8 fragments: the tensor cores of NVIDIA's sm_89 on
+    (e4m3fn), the CPU exactly (either format)."""
+    for name, value, lanes in (("a", a, 16), ("b", b, 8)):
+        if not isinstance(value, Value) or value.lanes != lanes or value.dtype is not a.dtype:
+            raise TypeError(f"fx.mma: {name} must be a {lanes}-lane {a.dtype.name} fragment, got {value!r}")
+    target = current().target
+    if target.name == "nvptx" and (int(target.cpu[3:]) < 89 or a.dtype.format.name != "e4m3fn"):
+        raise KernelError(f"fx.mma of {a.dtype.name} on {target.cpu}: NVIDIA's FP8 tensor cores are sm_89 "
+                          "and later, on Float8E4M3FN (convert other fragments to Float16: k=16)", *user_line())
+    if target.name == "amdgpu":
+        raise KernelError("fx.mma of FP8 on AMD GPUs is not there yet (convert the fragments to Float16: k=16)",
+                          *user_line())
+    c = _accumulator(c)
+    fmt = IR_FP8_FORMATS[a.dtype.format.name]
+    return Value(current().builder.mma(a.id, b.id, c.id, line(), fp8=fmt), dtypes.Float32)
 
 
 def _g_t():
@@ -44,15 +86,21 @@ def _g_t():
     return lane // 4, lane % 4
 
 
-def a_position(i):
-    """(row, column) of A that element i of this lane's a fragment holds."""
+def a_position(i, k=16):
+    """(row, column) of A that element i of this lane's a fragment holds
+    (k=32: the FP8 form's)."""
     g, t = _g_t()
+    if k == 32:
+        return g + 8 * ((i // 4) % 2), 4 * t + i % 4 + 16 * (i // 8)
     return g + 8 * ((i // 2) % 2), 2 * t + i % 2 + 8 * (i // 4)
 
 
-def b_position(i):
-    """(row, column) of B that element i of this lane's b fragment holds."""
+def b_position(i, k=16):
+    """(row, column) of B that element i of this lane's b fragment holds
+    (k=32: the FP8 form's)."""
     g, t = _g_t()
+    if k == 32:
+        return 4 * t + i % 4 + 16 * (i // 4), g
     return 2 * t + i % 2 + 8 * (i // 2), g
 
 

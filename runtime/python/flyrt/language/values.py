@@ -363,12 +363,22 @@ def _operands_or_constants(a, b):
     return _operands(a, b)
 
 
-def true_divide(a, b):
-    a, b, common = _operands(a, b)
+def _float_binary(kind, a, b):
+    """An op on floats: integer operands are converted to Float32 first."""
+    a, b, common = _operands_or_constants(a, b)
     if not common.is_float:
         a, b, common = convert(a, dtypes.Float32), convert(b, dtypes.Float32), dtypes.Float32
     builder = current().builder
-    return Value(builder.binary(A.div, a.id, b.id, line()), common)
+    return Value(builder.binary(kind, a.id, b.id, line()), common)
+
+
+def true_divide(a, b):
+    return _float_binary(A.div, a, b)
+
+
+def power(a, b):
+    """a ** b as C's pow."""
+    return _float_binary(A.pow, a, b)
 
 
 def _float_divmod(a, b):
@@ -468,11 +478,11 @@ def _decode_fp8(value, fmt, dtype=None):
     dtype = dtype if dtype is not None and dtype.is_float else dtypes.Float32
     lanes = value.lanes
     target = dtype.ir_type if lanes == 1 else _core.Type(dtype.scalar, lanes=lanes)
-    decoded = current().builder.decode_fp8(value.id, target, _IR_FP8_FORMATS[fmt.name], line())
+    decoded = current().builder.decode_fp8(value.id, target, IR_FP8_FORMATS[fmt.name], line())
     return Value(decoded, dtype)
 
 
-_IR_FP8_FORMATS = {"e4m3fnuz": _core.FP8Format.e4m3fnuz, "e4m3fn": _core.FP8Format.e4m3fn}
+IR_FP8_FORMATS = {"e4m3fnuz": _core.FP8Format.e4m3fnuz, "e4m3fn": _core.FP8Format.e4m3fn}
 
 
 def _encode_fp8(value, fmt):

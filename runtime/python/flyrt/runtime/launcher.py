@@ -18,7 +18,7 @@ from .._version import __version__
 from ..core import dtypes, host_arrays, settings, specialization
 from ..core.cache_info import CacheInfo
 from ..core.errors import KernelError, full_tracebacks, raise_at, users_frames
-from ..drivers import cuda as cuda_driver, targets
+from ..drivers import cuda as cuda_driver, device_libraries, targets
 from ..frontend.rewriting import rewrite, traceable
 from ..interpret import mode as interpret_mode
 from ..invalidation import factories, registry
@@ -41,9 +41,10 @@ def _compiler_id(target):
     for disk-cache keys: not the device, so identical GPUs share entries."""
     parts = [_compiler_build(), "host " + targets.cpu(32).id, "kernels " + target.id]
     if target.kind == _core.TargetKind.nvptx:
-        parts.append("libdevice " + cuda_driver.libdevice_digest())
+        parts.append("libdevice " + device_libraries.digest(device_libraries.libdevice()))
     if target.kind == _core.TargetKind.amdgpu:
         parts.append("linker " + _linker_identity())
+        parts.append("ocml " + device_libraries.digest(device_libraries.ocml()))
     return " ".join(parts)
 
 

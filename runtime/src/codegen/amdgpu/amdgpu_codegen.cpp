@@ -1,6 +1,8 @@
 #include "amdgpu_codegen.hpp"
 
+#include <algorithm>
 #include <stdexcept>
+#include <vector>
 
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/Function.h>
@@ -122,6 +124,41 @@ protected:
         m_b.CreateFence(llvm::AtomicOrdering::Acquire, workgroup);
     }
 
+    // ROCm's hostcall printf from its ockl library (linked by the JIT): the
+    // format, then the values seven at a time, each as 64 bits; the HIP
+    // runtime formats them on the host.
+    void print(const ir::op& o) override
+    {
+        llvm::Type* i64 = m_b.getInt64Ty();
+        llvm::Type* i32 = m_b.getInt32Ty();
+        // The format in the constant address space (4), read through a flat pointer.
+        llvm::Value* format =
+            m_b.CreateAddrSpaceCast(m_b.CreateGlobalStringPtr(o.callee, "", 4), m_b.getPtrTy());
+        const std::size_t count = o.operands.size();
+        llvm::Value* stream = m_b.CreateCall(
+            m_out.getOrInsertFunction("__ockl_printf_begin", llvm::FunctionType::get(i64, {i64}, false)),
+            {m_b.getInt64(0)});
+        stream = m_b.CreateCall(
+            m_out.getOrInsertFunction("__ockl_printf_append_string_n",
+                                      llvm::FunctionType::get(i64, {i64, m_b.getPtrTy(), i64, i32}, false)),
+            {stream, format, m_b.getInt64(o.callee.size() + 1), m_b.getInt32(count == 0 ? 1 : 0)});
+        llvm::FunctionCallee append = m_out.getOrInsertFunction(
+            "__ockl_printf_append_args",
+            llvm::FunctionType::get(i64, {i64, i32, i64, i64, i64, i64, i64, i64, i64, i32}, false));
+        for (std::size_t first = 0; first < count; first += 7)
+        {
+            const std::size_t n = std::min<std::size_t>(7, count - first);
+            std::vector<llvm::Value*> arguments{stream, m_b.getInt32(static_cast<std::int32_t>(n))};
+            for (std::size_t i = 0; i < 7; ++i)
+            {
+                llvm::Value* v = first + i < count ? value(o.operands[first + i]) : m_b.getInt64(0);
+                arguments.push_back(v->getType()->isDoubleTy() ? m_b.CreateBitCast(v, i64) : v);
+            }
+            arguments.push_back(m_b.getInt32(first + n == count ? 1 : 0));
+            stream = m_b.CreateCall(append, arguments);
+        }
+    }
+
     // A kernel with static arrays only gets them as a sized LDS array, which
     // its code object's group segment states (HIP's occupancy counts it);
     // one using `smem=` gets them all in the one dynamic array.
@@ -141,8 +178,8 @@ protected:
         return moved;
     }
 
-    // Float64 exp and log in IR: ROCm's device library (ocml), where HIP
-    // gets them, is not linked by flyrt.
+    // Float64 exp and log in IR, so that kernels using them need no device
+    // library (they vectorize with the CPU's, whose code they share).
     llvm::Value* f64_math(arith kind, llvm::Value* x) override
     {
         switch (kind)
@@ -156,6 +193,13 @@ protected:
         default:
             return log_f64(m_b, x, true);
         }
+    }
+
+    // sin, cos, tanh, erf and pow from ROCm's device library (ocml), which
+    // the JIT links when a kernel calls them.
+    std::string library_function(arith kind, bool f64) const override
+    {
+        return std::string("__ocml_") + libm_name(kind) + (f64 ? "_f64" : "_f32");
     }
 
     // FP8 by gfx94x's conversion instruction, whose FP8 is e4m3fnuz: four
@@ -215,6 +259,10 @@ protected:
     // and the product back into the DSL's layout, where C is added.
     void mma(const ir::op& o) override
     {
+        if (o.attr != 0)
+        {
+            unsupported(o, "fx.mma of FP8 is not supported on AMD GPUs yet");
+        }
         const bool bf16 = kind_of(o.operands[0]) == scalar::bf16;
         const std::vector<llvm::Value*> a = pairs(value(o.operands[0]), 4);
         const std::vector<llvm::Value*> b = pairs(value(o.operands[1]), 2);

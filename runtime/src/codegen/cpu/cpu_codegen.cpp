@@ -534,9 +534,12 @@ private:
 
     // fx.mma, exactly: each lane's four results from the A and B fragments
     // its warp's lanes hold (matrix.py has the layout), products exact in
-    // f32 and summed in order of k.
+    // f32 and summed in order of k. A lane holds `pack` consecutive k of a
+    // row in each 32-bit word: 2 (f16, bf16; K = 16) or 4 (FP8; K = 32).
     void emit_mma(const ir::op& o)
     {
+        const auto fp8 = static_cast<ir::fp8_format>(o.attr);
+        const unsigned pack = fp8 == ir::fp8_format::none ? 2 : 4;
         thread_segment(
             [&]
             {
@@ -548,7 +551,8 @@ private:
                 auto lane_value = [&](ir::value_id id, llvm::Value* holder, unsigned element)
                 {
                     llvm::Value* fragment = value_of_thread(id, m_b.CreateAdd(warp, holder));
-                    return m_b.CreateFPExt(m_b.CreateExtractElement(fragment, element), f32);
+                    llvm::Value* x = m_b.CreateExtractElement(fragment, element);
+                    return fp8 == ir::fp8_format::none ? m_b.CreateFPExt(x, f32) : decode_fp8(x, fp8, f32);
                 };
                 llvm::Value* c = value(o.operands[2]);
                 llvm::Value* d = llvm::PoisonValue::get(c->getType());
@@ -558,17 +562,19 @@ private:
                     llvm::Value* column =
                         m_b.CreateAdd(m_b.CreateMul(t, m_b.getInt64(2)), m_b.getInt64(i % 2));
                     llvm::Value* sum = m_b.CreateExtractElement(c, i);
-                    for (unsigned k = 0; k < 16; ++k)
+                    for (unsigned k = 0; k < 8 * pack; ++k)
                     {
-                        // A[row][k] is element (k % 2) + 2 (row / 8) + 4 (k / 8) of lane 4 (row % 8) + (k %
-                        // 8) / 2; B[k][column] is element (k % 2) + 2 (k / 8) of lane 4 column + (k % 8) / 2.
-                        llvm::Value* a_lane =
-                            m_b.CreateAdd(m_b.CreateMul(g, m_b.getInt64(4)), m_b.getInt64((k % 8) / 2));
-                        llvm::Value* b_lane =
-                            m_b.CreateAdd(m_b.CreateMul(column, m_b.getInt64(4)), m_b.getInt64((k % 8) / 2));
-                        llvm::Value* a =
-                            lane_value(o.operands[0], a_lane, (k % 2) + 2 * (i / 2) + 4 * (k / 8));
-                        llvm::Value* b = lane_value(o.operands[1], b_lane, (k % 2) + 2 * (k / 8));
+                        // A[row][k] is element (k % p) + p (row / 8) + 2p (k / 4p) of lane 4 (row % 8) + (k %
+                        // 4p) / p; B[k][column] is element (k % p) + p (k / 4p) of lane 4 column + (k % 4p) /
+                        // p.
+                        llvm::Value* a_lane = m_b.CreateAdd(m_b.CreateMul(g, m_b.getInt64(4)),
+                                                            m_b.getInt64((k % (4 * pack)) / pack));
+                        llvm::Value* b_lane = m_b.CreateAdd(m_b.CreateMul(column, m_b.getInt64(4)),
+                                                            m_b.getInt64((k % (4 * pack)) / pack));
+                        llvm::Value* a = lane_value(
+                            o.operands[0], a_lane, (k % pack) + pack * (i / 2) + 2 * pack * (k / (4 * pack)));
+                        llvm::Value* b =
+                            lane_value(o.operands[1], b_lane, (k % pack) + pack * (k / (4 * pack)));
                         sum = m_b.CreateFAdd(sum, m_b.CreateFMul(a, b));
                     }
                     d = m_b.CreateInsertElement(d, sum, i);

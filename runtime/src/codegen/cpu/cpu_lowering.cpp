@@ -22,11 +22,13 @@ void cpu_function_lowering::load_parameters(llvm::Value* slots)
     }
 }
 
-llvm::Value* cpu_function_lowering::math(arith kind, llvm::Value* x, ir::scalar s)
+llvm::Value* cpu_function_lowering::math(arith kind, llvm::ArrayRef<llvm::Value*> operands, ir::scalar s)
 {
     // Inline f32 exp2 and f64 exp and log, so the loops around them
     // vectorize: LLVM 19 lowers llvm.exp and llvm.log to one libm call per
     // lane (f64's are also the AMD target's, checked here against numpy).
+    // The rest are libm's (f16 and bf16 through its float functions).
+    llvm::Value* x = operands[0];
     const bool f64 = s == ir::scalar::f64;
     switch (kind)
     {
@@ -44,32 +46,54 @@ llvm::Value* cpu_function_lowering::math(arith kind, llvm::Value* x, ir::scalar 
         return intrinsic(llvm::Intrinsic::sqrt, x);
     case arith::rsqrt:
         return m_b.CreateFDiv(llvm::ConstantFP::get(x->getType(), 1.0), intrinsic(llvm::Intrinsic::sqrt, x));
+    case arith::sin:
+        return intrinsic(llvm::Intrinsic::sin, x);
+    case arith::cos:
+        return intrinsic(llvm::Intrinsic::cos, x);
+    case arith::tanh:
+        return intrinsic(llvm::Intrinsic::tanh, x);
+    case arith::pow:
+        return m_b.CreateBinaryIntrinsic(llvm::Intrinsic::pow, x, operands[1]);
+    case arith::erf:
+    {
+        // No LLVM intrinsic: libm's erf or erff, on floats widened as LLVM
+        // widens f16 and bf16 for the others.
+        if (f64 || s == ir::scalar::f32)
+        {
+            return call_per_lane(f64 ? "erf" : "erff", {x});
+        }
+        llvm::Type* wide = x->getType()->getWithNewType(m_b.getFloatTy());
+        return m_b.CreateFPTrunc(call_per_lane("erff", {m_b.CreateFPExt(x, wide)}), x->getType());
+    }
     default:
         throw std::logic_error("not a math function");
     }
 }
 
+llvm::CallInst* cpu_function_lowering::call_with_slots(const char* symbol, const ir::op& o)
+{
+    const std::size_t count = o.operands.size();
+    llvm::Value* values = operand_slots(o);
+    llvm::FunctionCallee callee = m_out.getOrInsertFunction(
+        symbol,
+        llvm::FunctionType::get(m_b.getVoidTy(), {m_b.getPtrTy(), m_b.getInt32Ty(), m_b.getPtrTy()}, false));
+    return m_b.CreateCall(
+        callee,
+        {m_b.CreateGlobalStringPtr(o.callee), m_b.getInt32(static_cast<std::int32_t>(count)), values});
+}
+
 void cpu_function_lowering::report(const ir::op& o)
 {
-    // The values travel through a stack array made once in the entry block
-    // (an alloca on the report path would grow the stack per loop trip), and
-    // the call is cold: LLVM lays the report path out of the loop's way.
-    const std::size_t count = o.operands.size();
-    llvm::Function* fn = m_b.GetInsertBlock()->getParent();
-    llvm::IRBuilder<> entry(&fn->getEntryBlock(), fn->getEntryBlock().getFirstInsertionPt());
-    llvm::Value* values = entry.CreateAlloca(llvm::ArrayType::get(m_b.getInt64Ty(), count == 0 ? 1 : count));
-    for (std::size_t i = 0; i < count; ++i)
-    {
-        m_b.CreateStore(value(o.operands[i]), m_b.CreateConstInBoundsGEP1_64(m_b.getInt64Ty(), values, i));
-    }
-    llvm::FunctionCallee report = m_out.getOrInsertFunction(
-        report_symbol,
-        llvm::FunctionType::get(m_b.getVoidTy(), {m_b.getPtrTy(), m_b.getInt32Ty(), m_b.getPtrTy()}, false));
-    llvm::cast<llvm::Function>(report.getCallee())->addFnAttr(llvm::Attribute::Cold);
-    llvm::CallInst* call = m_b.CreateCall(
-        report,
-        {m_b.CreateGlobalStringPtr(o.callee), m_b.getInt32(static_cast<std::int32_t>(count)), values});
+    // Cold: LLVM lays the report path out of the loop's way.
+    llvm::CallInst* call = call_with_slots(report_symbol, o);
+    call->getCalledFunction()->addFnAttr(llvm::Attribute::Cold);
     call->addFnAttr(llvm::Attribute::Cold);
+}
+
+// Int64 and Float64 values alike in 8-byte slots: the format says which.
+void cpu_function_lowering::print(const ir::op& o)
+{
+    call_with_slots(print_symbol, o);
 }
 
 } // namespace flyrt::codegen::cpu

@@ -1,6 +1,7 @@
 #include "gpu_kernel.hpp"
 
 #include <stdexcept>
+#include <utility>
 
 #include <llvm/IR/BasicBlock.h>
 #include <llvm/IR/Constants.h>
@@ -204,40 +205,76 @@ gpu_kernel_lowering::patch_e4m3_specials(llvm::Value* bytes, llvm::Value* decode
     return result;
 }
 
-llvm::Value* gpu_kernel_lowering::math(arith kind, llvm::Value* x, scalar s)
+const char* gpu_kernel_lowering::libm_name(arith kind)
 {
+    static const std::pair<arith, const char*> names[] = {{arith::exp, "exp"},
+                                                          {arith::exp2, "exp2"},
+                                                          {arith::log, "log"},
+                                                          {arith::log2, "log2"},
+                                                          {arith::sin, "sin"},
+                                                          {arith::cos, "cos"},
+                                                          {arith::tanh, "tanh"},
+                                                          {arith::erf, "erf"},
+                                                          {arith::pow, "pow"}};
+    for (const auto& [known, name] : names)
+    {
+        if (known == kind)
+        {
+            return name;
+        }
+    }
+    throw std::logic_error("not a library math function");
+}
+
+llvm::Value* gpu_kernel_lowering::math(arith kind, llvm::ArrayRef<llvm::Value*> operands, scalar s)
+{
+    const bool from_library = kind == arith::sin || kind == arith::cos || kind == arith::tanh ||
+                              kind == arith::erf || kind == arith::pow;
+    if (s == scalar::f64 && from_library)
+    {
+        return call_per_lane(library_function(kind, true), operands);
+    }
     if (s == scalar::f64 && kind != arith::sqrt && kind != arith::rsqrt)
     {
-        return f64_math(kind, x);
+        return f64_math(kind, operands[0]);
     }
     // f16 and bf16 compute in f32, as their hardware does.
-    llvm::Type* type = x->getType();
+    llvm::Type* type = operands[0]->getType();
     const bool widen = s != scalar::f32 && s != scalar::f64;
-    llvm::Value* wide = widen ? m_b.CreateFPExt(x, type->getWithNewType(m_b.getFloatTy())) : x;
+    std::vector<llvm::Value*> wide;
+    for (llvm::Value* operand : operands)
+    {
+        wide.push_back(widen ? m_b.CreateFPExt(operand, type->getWithNewType(m_b.getFloatTy())) : operand);
+    }
+    llvm::Value* x = wide[0];
     llvm::Value* result = nullptr;
     switch (kind)
     {
     case arith::exp:
-        result = exp_f32(m_b, wide);
+        result = exp_f32(m_b, x);
         break;
     case arith::exp2:
-        result = exp2_f32(m_b, wide);
+        result = exp2_f32(m_b, x);
         break;
     case arith::log:
-        result = log_f32(m_b, wide, false);
+        result = log_f32(m_b, x, false);
         break;
     case arith::log2:
-        result = log_f32(m_b, wide, true);
+        result = log_f32(m_b, x, true);
         break;
     case arith::sqrt:
-        result = intrinsic(llvm::Intrinsic::sqrt, wide);
+        result = intrinsic(llvm::Intrinsic::sqrt, x);
         break;
     case arith::rsqrt:
-        result = m_b.CreateFDiv(llvm::ConstantFP::get(wide->getType(), 1.0),
-                                intrinsic(llvm::Intrinsic::sqrt, wide));
+        result =
+            m_b.CreateFDiv(llvm::ConstantFP::get(x->getType(), 1.0), intrinsic(llvm::Intrinsic::sqrt, x));
         break;
     default:
-        throw std::logic_error("not a math function");
+        if (!from_library)
+        {
+            throw std::logic_error("not a math function");
+        }
+        result = call_per_lane(library_function(kind, false), wide);
     }
     return widen ? m_b.CreateFPTrunc(result, type) : result;
 }

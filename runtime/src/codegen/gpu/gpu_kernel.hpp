@@ -47,13 +47,19 @@ protected:
                                                   llvm::Value* lane) = 0;
     // Float64 exp, exp2, log and log2 (sqrt is an instruction everywhere).
     virtual llvm::Value* f64_math(ir::arith kind, llvm::Value* x) = 0;
+    // The device library's scalar function for math `kind` (sin, cos, tanh,
+    // erf, pow; f32 or f64), which the JIT links into the kernel.
+    virtual std::string library_function(ir::arith kind, bool f64) const = 0;
 
     // -- shared by GPU targets ---------------------------------------------------
 
     void shuffle(const ir::op& o) override;
     llvm::Value* shared_memory() override;
     void report(const ir::op& o) override;
-    llvm::Value* math(ir::arith kind, llvm::Value* x, ir::scalar s) override;
+    llvm::Value* math(ir::arith kind, llvm::ArrayRef<llvm::Value*> operands, ir::scalar s) override;
+
+    // The name math `kind` has in C's libm ("sin", "pow", ...).
+    static const char* libm_name(ir::arith kind);
 
     llvm::Value* linear_thread();
     llvm::Value* thread_count();

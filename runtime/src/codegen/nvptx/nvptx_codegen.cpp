@@ -93,25 +93,58 @@ protected:
 
     // fx.mma as one mma.sync.m16n8k16 of the warp: the fragments' pairs
     // packed as the intrinsic wants them (<2 x half>, or bf16 pairs in i32).
+    // f16 / bf16: the m16n8k16 intrinsic. FP8: m16n8k32 on e4m3 (sm_89 on,
+    // PTX ISA 8.4: the JIT raises the kernel's PTX version when it sees this
+    // instruction), for which LLVM 19 has no intrinsic: inline assembly.
     void mma(const ir::op& o) override
     {
-        const bool bf16 = kind_of(o.operands[0]) == scalar::bf16;
-        llvm::Function* intrinsic =
-            llvm::Intrinsic::getDeclaration(&m_out,
-                                            bf16 ? llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_bf16
-                                                 : llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_f32_f32);
-        llvm::FunctionType* type = intrinsic->getFunctionType();
+        if (o.attr == 0)
+        {
+            const bool bf16 = kind_of(o.operands[0]) == scalar::bf16;
+            warp_mma(
+                o,
+                llvm::Intrinsic::getDeclaration(&m_out,
+                                                bf16 ? llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_bf16
+                                                     : llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_f32_f32));
+            return;
+        }
+        if (static_cast<ir::fp8_format>(o.attr) != ir::fp8_format::e4m3fn)
+        {
+            unsupported(o,
+                        "fx.mma of Float8E4M3FNUZ is not supported on NVIDIA GPUs yet (their tensor cores "
+                        "take e4m3fn): convert the fragments to Float16 and use fx.mma's k=16 form");
+        }
+        llvm::Type* f32 = m_b.getFloatTy();
+        std::vector<llvm::Type*> parameters(6, m_b.getInt32Ty());
+        parameters.insert(parameters.end(), 4, f32);
+        auto* type =
+            llvm::FunctionType::get(llvm::StructType::get(m_ctx, {f32, f32, f32, f32}), parameters, false);
+        warp_mma(o,
+                 {type,
+                  llvm::InlineAsm::get(type,
+                                       std::string(fp8_mma_instruction) +
+                                           " {$0,$1,$2,$3}, {$4,$5,$6,$7}, {$8,$9}, {$10,$11,$12,$13};",
+                                       "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f",
+                                       true)});
+    }
+
+    // One warp's MMA by `instruction`: a's and b's fragments as its 32-bit
+    // registers, then c's four floats; its four results are d.
+    void warp_mma(const ir::op& o, llvm::FunctionCallee instruction)
+    {
+        llvm::FunctionType* type = instruction.getFunctionType();
         std::vector<llvm::Value*> arguments;
         for (unsigned operand = 0; operand < 2; ++operand)
         {
             llvm::Value* fragment = value(o.operands[operand]);
-            const unsigned pairs = operand == 0 ? 4 : 2;
-            for (unsigned p = 0; p < pairs; ++p)
+            const unsigned words = static_cast<unsigned>(fragment->getType()->getPrimitiveSizeInBits() / 32);
+            llvm::Value* packed =
+                m_b.CreateBitCast(fragment, llvm::FixedVectorType::get(m_b.getInt32Ty(), words));
+            for (unsigned w = 0; w < words; ++w)
             {
-                llvm::Value* pair =
-                    m_b.CreateShuffleVector(fragment, {static_cast<int>(2 * p), static_cast<int>(2 * p + 1)});
                 arguments.push_back(
-                    m_b.CreateBitCast(pair, type->getParamType(static_cast<unsigned>(arguments.size()))));
+                    m_b.CreateBitCast(m_b.CreateExtractElement(packed, w),
+                                      type->getParamType(static_cast<unsigned>(arguments.size()))));
             }
         }
         llvm::Value* c = value(o.operands[2]);
@@ -122,7 +155,7 @@ protected:
         // The whole warp takes part: LLVM 19 does not mark the intrinsic
         // convergent, and without it may move the call into a branch only
         // some lanes take (a bounds check's, say).
-        llvm::CallInst* d = m_b.CreateCall(intrinsic, arguments);
+        llvm::CallInst* d = m_b.CreateCall(instruction, arguments);
         d->addFnAttr(llvm::Attribute::Convergent);
         llvm::Value* result = llvm::PoisonValue::get(c->getType());
         for (unsigned i = 0; i < 4; ++i)
@@ -244,6 +277,16 @@ protected:
             llvm::InlineAsm::get(llvm::FunctionType::get(m_b.getVoidTy(), false), text, "~{memory}", true));
     }
 
+    // CUDA's device printf: vprintf(format, the values in 8-byte slots, as
+    // the format's %lld and %f read them). The driver formats on the host.
+    void print(const ir::op& o) override
+    {
+        llvm::FunctionCallee vprintf = m_out.getOrInsertFunction(
+            printf_function,
+            llvm::FunctionType::get(m_b.getInt32Ty(), {m_b.getPtrTy(), m_b.getPtrTy()}, false));
+        m_b.CreateCall(vprintf, {m_b.CreateGlobalStringPtr(o.callee), operand_slots(o)});
+    }
+
     static std::string scope_name(ir::memory_scope scope)
     {
         return scope == ir::memory_scope::block ? "cta" : scope == ir::memory_scope::device ? "gpu" : "sys";
@@ -300,27 +343,16 @@ protected:
         return "cas.b" + width;
     }
 
-    // f64 exp and log come from CUDA's libdevice, linked by the JIT.
+    // f64 exp and log, and sin, cos, tanh, erf and pow, come from CUDA's
+    // libdevice (__nv_sinf, __nv_sin, ...), linked by the JIT.
     llvm::Value* f64_math(arith kind, llvm::Value* x) override
     {
-        const char* name = kind == arith::exp    ? "__nv_exp"
-                           : kind == arith::exp2 ? "__nv_exp2"
-                           : kind == arith::log  ? "__nv_log"
-                                                 : "__nv_log2";
-        llvm::FunctionCallee callee = m_out.getOrInsertFunction(
-            name, llvm::FunctionType::get(m_b.getDoubleTy(), {m_b.getDoubleTy()}, false));
-        auto* vector = llvm::dyn_cast<llvm::FixedVectorType>(x->getType());
-        if (vector == nullptr)
-        {
-            return m_b.CreateCall(callee, {x});
-        }
-        llvm::Value* result = llvm::PoisonValue::get(vector);
-        for (unsigned lane = 0; lane < vector->getNumElements(); ++lane)
-        {
-            result = m_b.CreateInsertElement(
-                result, m_b.CreateCall(callee, {m_b.CreateExtractElement(x, lane)}), lane);
-        }
-        return result;
+        return call_per_lane(library_function(kind, true), {x});
+    }
+
+    std::string library_function(arith kind, bool f64) const override
+    {
+        return std::string("__nv_") + libm_name(kind) + (f64 ? "" : "f");
     }
 
     void annotate(const char* name, std::int32_t value)

@@ -11,6 +11,11 @@
 namespace flyrt::codegen::nvptx
 {
 
+// CUDA's device printf, which the driver resolves: fx.printf calls it.
+inline constexpr const char* printf_function = "vprintf";
+// The FP8 tensor-core instruction (PTX ISA 8.4 and sm_89 on).
+inline constexpr const char* fp8_mma_instruction = "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32";
+
 std::unique_ptr<target_codegen> make_nvptx_codegen(const target& t);
 
 } // namespace flyrt::codegen::nvptx

@@ -228,7 +228,10 @@ CUresult wait_until_done(CUresult (*query)(Handle), Handle handle, bool (*interr
 
 CUresult wait(CUstream stream, bool (*interrupted)())
 {
-    return wait_until_done(driver().cuStreamQuery, stream, interrupted);
+    const CUresult state = wait_until_done(driver().cuStreamQuery, stream, interrupted);
+    // Done: this returns at once, and it is what hands kernels' printf output
+    // to C's stdout (polling does not).
+    return state == CUDA_SUCCESS ? driver().cuStreamSynchronize(stream) : state;
 }
 
 CUresult wait(CUevent event, bool (*interrupted)())

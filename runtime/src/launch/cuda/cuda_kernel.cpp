@@ -1,10 +1,14 @@
 #include "cuda_kernel.hpp"
 
 #include <atomic>
+#include <cstdio>
 #include <cstring>
 #include <stdexcept>
 
+#include "../../codegen/nvptx/nvptx_codegen.hpp"
 #include "../blocking.hpp"
+#include "../kernel_output.hpp"
+#include "../python_hooks.hpp"
 
 namespace flyrt::launch::cuda
 {
@@ -35,7 +39,8 @@ bool sticky(CUresult result)
 
 cuda_kernel::cuda_kernel(const jit::device_image& image, int ordinal)
     : m_name(image.kernel), m_device(ordinal), m_parameters(image.parameters),
-      m_known_block(image.known_block), m_reports(image.reports)
+      m_known_block(image.known_block), m_reports(image.reports),
+      m_prints(image.code.find(std::string(") ") + codegen::nvptx::printf_function) != std::string::npos)
 {
     if (m_parameters > max_parameters)
     {
@@ -125,6 +130,30 @@ cuda_kernel::~cuda_kernel()
     api.cuCtxSetCurrent(current);
 }
 
+// The driver writes a kernel's printf output to C's stdout when the work
+// that printed completes: wait for it (not while a graph is being captured,
+// which would end the capture), and flush it there.
+std::int32_t cuda_kernel::finish_printing(CUstream stream) const
+{
+    int capturing = 0;
+    if (driver().cuStreamIsCapturing(stream, &capturing) != CUDA_SUCCESS || capturing != 0)
+    {
+        return 0;
+    }
+    const CUresult done = wait(stream, &python_interrupted);
+    if (done == CUDA_ERROR_NOT_READY)
+    {
+        return status_interrupted;
+    }
+    if (done != CUDA_SUCCESS)
+    {
+        return fail("kernel " + m_name + ": " + error_text(done));
+    }
+    std::fflush(stdout);
+    kernel_output::note_c_stdio();
+    return 0;
+}
+
 std::int32_t cuda_kernel::launch(const std::uint64_t* slots, const geometry& g, std::int64_t stream)
 {
     const driver_api& api = driver();
@@ -192,6 +221,13 @@ std::int32_t cuda_kernel::launch(const std::uint64_t* slots, const geometry& g, 
     if (m_device < max_devices)
     {
         g_last_launched[m_device].store(&m_name);
+    }
+    if (m_prints)
+    {
+        if (const std::int32_t status = finish_printing(handle); status != 0)
+        {
+            return status;
+        }
     }
     return m_reported != nullptr ? m_reported->sent(handle) : 0;
 }

@@ -32,6 +32,8 @@ public:
     kernel_resources resources() const override { return m_resources; }
 
 private:
+    std::int32_t finish_printing(CUstream stream) const;
+
     std::string m_name;
     int m_device;
     CUcontext m_context = nullptr;
@@ -40,6 +42,7 @@ private:
     std::size_t m_parameters;
     std::array<std::int32_t, 3> m_known_block;
     std::vector<std::string> m_reports;
+    bool m_prints; // it calls printf: its launches are waited for, then C's stdout flushed
     std::shared_ptr<report_channel> m_reported; // the module's report record's way back, if it reports
     int m_dynamic_shared_limit = 48 * 1024;     // what the function is allowed now
     launch_limits m_limits{};                   // what the device allows

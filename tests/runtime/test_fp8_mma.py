@@ -1,0 +1,133 @@
+"""fx.mma on FP8 fragments (m16n8k32): exact on the CPU and in interpreter
+mode for both e4m3 formats (products exact in Float32, summed in order of
+k), NVIDIA's FP8 tensor-core instruction in PTX that ptxas assembles for
+sm_89 and sm_90 (the kernel's PTX raised to ISA 8.4, other kernels left at
+the target's own), and a clear error where a target has no FP8 matrix instruction."""
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import flyrt
+import flyrt.compiler as flyc
+import flyrt.expr as fx
+import ptxas
+import test_matrix as matrix
+from flyrt import fp8
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "notebooks"))
+
+from kernels.gemm_fp8 import gemm_fp8  # noqa: E402
+
+RNG = np.random.default_rng(28)
+FORMATS = ["e4m3fn", "e4m3fnuz"]
+
+
+def mma_fp8(a, b, c, d):
+    """test_matrix.py's launcher on FP8 fragments: each warp's d = a b + c."""
+    matrix.mma(a, b, c, d, 32)
+
+
+def lowered(a, b, c, target, arch):
+    return matrix.mma.lower(a, b, c, np.zeros_like(c), 32, target=target, arch=arch)
+
+
+def reference(a, b, c):
+    """C + A B in Float32, k in order: exact products, one rounding per sum."""
+    a, b = fp8.dequantize(a), fp8.dequantize(b)
+    acc = c.astype(np.float32).copy()
+    for k in range(32):
+        acc = (acc + a[:, :, k : k + 1] * b[:, k : k + 1, :]).astype(np.float32)
+    return acc
+
+
+def inputs(warps, fmt, integers=False):
+    if integers:  # every partial sum exact in Float32 (and in any accumulator of 13 bits or more)
+        a, b = RNG.integers(-8, 9, (warps, 16, 32)), RNG.integers(-8, 9, (warps, 32, 8))
+        c = RNG.integers(-100, 100, (warps, 16, 8)).astype(np.float32)
+    else:
+        a, b = RNG.standard_normal((warps, 16, 32)) * 4, RNG.standard_normal((warps, 32, 8))
+        c = RNG.standard_normal((warps, 16, 8)).astype(np.float32)
+    return fp8.quantize(a, fmt), fp8.quantize(b, fmt), c
+
+
+# FP8 MMA: NVIDIA's tensor cores take e4m3fn, AMD's are not there yet
+TENSOR_CORES = {"e4m3fn": pytest.mark.compiled_for("nvptx"), "e4m3fnuz": pytest.mark.compiled_for()}
+
+
+@pytest.mark.parametrize("interpret", [False, True])
+@pytest.mark.parametrize("fmt", [pytest.param(f, marks=TENSOR_CORES[f]) for f in FORMATS])
+@pytest.mark.parametrize("warps", [1, 3])
+def test_fp8_fragments_multiply_exactly(warps, fmt, interpret):
+    a, b, c = inputs(warps, fmt)
+    d = np.full_like(c, np.nan)
+    flyrt.set_interpret(interpret)
+    try:
+        mma_fp8(a, b, c, d)
+    finally:
+        flyrt.set_interpret(None)
+    np.testing.assert_array_equal(d, reference(a, b, c))
+    exact = c + fp8.dequantize(a).astype(np.float64) @ fp8.dequantize(b)
+    np.testing.assert_allclose(d, exact, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.compiled_for()
+def test_the_fp8_gemm_example_one_format_after_the_other():
+    """Both formats in one process: their kernels differ only in the MMA's
+    format, which the IR text (the disk cache's key) must show."""
+    m, n, k = 128, 64, 96
+    a_values, b_values = RNG.integers(-6, 7, (m, k)), RNG.integers(-6, 7, (k, n))
+    for each in FORMATS:
+        c = np.full((m, n), np.nan, np.float32)
+        gemm_fp8(fp8.quantize(a_values, each), fp8.quantize(b_values, each), c)
+        np.testing.assert_array_equal(c, a_values @ b_values)
+    ir = {each: gemm_fp8.lower(fp8.quantize(a_values, each), fp8.quantize(b_values, each), c, target="cpu").ir
+          for each in FORMATS}
+    assert ir["e4m3fn"] != ir["e4m3fnuz"]
+
+
+@pytest.mark.compiled_for("nvptx")
+@pytest.mark.parametrize("arch", ["sm_89", "sm_90"])
+def test_nvidia_kernels_use_the_fp8_tensor_cores(arch):
+    a, b, c = inputs(2, "e4m3fn")
+    ptx = lowered(a, b, c, "cuda", arch).device_code["_mma"]
+    assert "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32" in ptx
+    assert ".version 8.4" in ptx  # the instruction's ISA, for this kernel alone
+    ptxas.assemble(ptx, f"_mma_fp8_{arch}")
+    plain = gemm_fp8.lower(fp8.quantize(np.ones((64, 32)), "e4m3fn"), fp8.quantize(np.ones((32, 32)), "e4m3fn"),
+                           np.zeros((64, 32), np.float32), target="cuda", arch=arch).device_code["gemm_fp8_kernel"]
+    ptxas.assemble(plain, "gemm_fp8_kernel")
+    f16 = matrix.inputs(1)
+    plain = matrix.mma.lower(*f16, np.zeros_like(f16[2]), target="cuda", arch=arch).device_code["_mma"]
+    assert ".version 8.4" not in plain  # the target's own ISA version (7.8 for sm_89, 8.0 for sm_90)
+
+
+@pytest.mark.parametrize("fmt,target,arch,message", [
+    ("e4m3fn", "cuda", "sm_80", "sm_89 and later"),
+    ("e4m3fnuz", "cuda", "sm_90", "on Float8E4M3FN"),
+    ("e4m3fnuz", "hip", "gfx942", "FP8 on AMD GPUs is not there yet"),
+])
+def test_where_no_fp8_matrix_instruction_exists_the_error_names_the_line(fmt, target, arch, message):
+    a, b, c = inputs(1, fmt)
+    with pytest.raises(flyc.KernelError, match=message) as raised:
+        lowered(a, b, c, target, arch)
+    assert "test_matrix.py:" in str(raised.value)  # the kernel's fx.mma line
+
+
+@flyc.kernel
+def _mixed(a: fx.Tensor, d: fx.Tensor):
+    f = fx.Vector.load(a, 0, 16)
+    d[fx.thread_idx.x] = fx.mma(f, fx.Vector.load(a, 0, 16), fx.Vector.zeros(4))[0]
+
+
+@flyc.jit
+def mixed(a: fx.Tensor, d: fx.Tensor):
+    _mixed(a, d).launch(block=(32,))
+
+
+@pytest.mark.compiled_for()
+def test_fragments_of_the_wrong_size_are_a_type_error():
+    with pytest.raises(TypeError, match="b must be a 8-lane Float8E4M3FN fragment"):
+        mixed(fp8.quantize(np.ones(16), "e4m3fn"), np.zeros(32, np.float32))
