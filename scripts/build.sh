@@ -4,6 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PWD/.venv/bin:$PATH"
+source scripts/compiler_cache.sh
 
 if [[ ! -f build/build.ninja ]]; then
     cmake -S . -B build -G Ninja \

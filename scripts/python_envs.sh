@@ -5,6 +5,7 @@
 #                              VENV from BASE (created once), PACKAGE... installed at the pins
 #                              of requirements.txt, with requirements-pyX.Y.txt's instead where
 #                              that version has some; reinstalled only when the pins change
+#   ensure_flydsl VENV         torch and FlyDSL in VENV at its pins; prints those pins
 # shellcheck shell=bash
 
 find_python() {
@@ -65,6 +66,21 @@ version_venv() {
     }
     ensure_venv ".venv-py$version" "$base" "${VERSION_VENV_PACKAGES[@]}" >&2 || return 2
     echo ".venv-py$version"
+}
+
+# FlyDSL and the torch it imports into VENV, at its pins, reinstalled only when
+# those pins change. PyPI's torch for x86_64 is a CUDA build (about 4.5 GB in
+# the venv, no cache kept), which imports and lets FlyDSL compile without a GPU.
+ensure_flydsl() {
+    local venv=$1 constraints pins
+    constraints=$(venv_constraints "$venv")
+    pins=$(grep -E '^(torch|flydsl)==' "$constraints" | sort | paste -sd' ')
+    if [[ $(cat "$venv/.flydsl-installed" 2>/dev/null) != "$pins" ]]; then
+        "$venv/bin/python" -m pip install -q --no-cache-dir --disable-pip-version-check -c "$constraints" \
+            torch flydsl || return 1
+        echo "$pins" >"$venv/.flydsl-installed"
+    fi
+    echo "$pins"
 }
 
 # The repaired wheel of CPython VERSION in dist/ (scripts/build_wheels.sh).

@@ -6,18 +6,31 @@
 # contents); the adapter's tests again on the release before it
 # (requirements-flydsl-previous.txt); the main CPython's wheel in a fresh venv
 # (scripts/test_wheel.sh); then the other supported CPythons, each from its
-# wheel (scripts/test_pythons.sh).
+# wheel (scripts/test_pythons.sh), whose venvs take torch and FlyDSL from
+# PyPI while the main suite runs (downloads, beside a CPU-bound suite).
+# Each step says how long it took.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PWD/.venv/bin:$PATH"
 export PYDEVD_DISABLE_FILE_VALIDATION=1
 
-scripts/build_docs.sh
-ctest --test-dir build --output-on-failure
-scripts/build_wheels.sh
-python -m pytest tests -rs "$@"
+step() {
+    local start=$SECONDS
+    "$@"
+    echo "run_tests: $* took $((SECONDS - start)) s"
+}
+
+step scripts/build_docs.sh
+step ctest --test-dir build --output-on-failure
+step scripts/build_wheels.sh
+mkdir -p build
+scripts/test_pythons.sh --install-only >build/test_pythons-install.log 2>&1 &
+installing=$!
+trap 'kill $installing 2>/dev/null || true' EXIT
+step python -m pytest tests -rs "$@"
 echo "run_tests: tests/flydsl_adapter on $(cat requirements-flydsl-previous.txt | grep -v '^#')"
-PYTHONPATH="$PWD/.flydsl-previous${PYTHONPATH:+:$PYTHONPATH}" python -m pytest tests/flydsl_adapter tests/kernel/test_notebooks.py \
-    -k flydsl -rs "$@"
-scripts/test_wheel.sh
-scripts/test_pythons.sh
+PYTHONPATH="$PWD/.flydsl-previous${PYTHONPATH:+:$PYTHONPATH}" step python -m pytest tests/flydsl_adapter \
+    tests/kernel/test_notebooks.py -k flydsl -rs "$@"
+step scripts/test_wheel.sh
+wait $installing || { cat build/test_pythons-install.log; exit 1; }
+step scripts/test_pythons.sh

@@ -2,9 +2,14 @@
 # The main venv's CPython's wheel (scripts/build_wheels.sh), proven the way a
 # user gets it: `pip install` into a fresh venv (.venv-wheel, made anew each
 # run) with only what the wheel's metadata asks for, then the test tools; the
-# kernel's protocol, console, debugger and notebook tests, the runtime's and
-# the FlyDSL adapter's run from that venv, its kernelspec and its flyrt. The
-# main venv supplies ptxas and libdevice (as for scripts/test_pythons.sh).
+# kernel's tests (protocol, console, debugger, notebooks) and the FlyDSL
+# adapter's run from that venv, its kernelspec and its flyrt, with the
+# runtime's tests of what the wheel builds differently from the source tree:
+# LLVM linked in statically (every example compiled for the CPU, sm_90 and
+# gfx942; the device libraries and the AMDGPU assembler under math and printf)
+# and a package in site-packages (warm start, the disk cache and its trust).
+# The main suite runs all of them on the source build. The main venv supplies
+# ptxas and libdevice (as for scripts/test_pythons.sh).
 #   scripts/test_wheel.sh [--install-only | PYTEST_ARGS...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,4 +38,5 @@ echo "test_wheel: $(basename "$wheel") in a fresh $("$venv/bin/python" --version
 
 export_main_venv_toolchain
 export PATH="$PWD/$venv/bin:$PATH" PYDEVD_DISABLE_FILE_VALIDATION=1
-python -m pytest tests/kernel tests/runtime tests/flydsl_adapter -p no:cacheprovider -q -rs "$@"
+runtime=(test_examples.py test_math.py test_printf.py test_warm_start.py test_disk_cache.py test_cache_trust.py)
+python -m pytest tests/kernel tests/flydsl_adapter "${runtime[@]/#/tests/runtime/}" -p no:cacheprovider -q -rs "$@"
