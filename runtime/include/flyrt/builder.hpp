@@ -71,6 +71,20 @@ public:
     std::pair<value_id, value_id> atomic_cas(
         value_id ptr, value_id offset, value_id compare, value_id value, memory_semantics sem, int line);
     void fence(memory_semantics sem, int line);
+    // `lanes` consecutive elements from src + src_offset to dst + dst_offset (shared) while the
+    // thread goes on; both addresses promised to be multiples of `align` bytes. Where `fill`
+    // (a bool) is false, zeros are written and src is not read.
+    void async_copy(value_id dst,
+                    value_id dst_offset,
+                    value_id src,
+                    value_id src_offset,
+                    int lanes,
+                    int align,
+                    value_id fill,
+                    int line);
+    void async_commit(int line);
+    // Waits until at most `pending` of the thread's committed groups are still in flight.
+    void async_wait(int pending, int line);
     // Formatted output from a kernel thread: `format` has one C conversion per value.
     void print(const std::string& format, const std::vector<value_id>& values, int line);
     // A static shared-memory array of `bytes` for this kernel; returns its pointer.

@@ -72,39 +72,44 @@ struct location
 
 enum class opcode : std::uint8_t
 {
-    constant,  // int_value or float_value
-    special,   // attr: special_register; int_value: dimension (0..2)
-    unary,     // attr: arith
-    binary,    // attr: arith
-    compare,   // attr: predicate
-    select,    // cond, if_true, if_false
-    fma,       // a * b + c
-    cast,      // value conversion to the result type; attr: fp8_format of FP8 bytes to decode
-    bitcast,   // same width reinterpretation
-    load,      // ptr, offset (elements) -> value; int_value: alignment promised (bytes, 0: the element's)
-    store,     // ptr, offset, value; int_value: alignment, as for load
-    if_,       // cond; regions: then, else
-    for_,      // lower, upper, step, inits...; region: body(iv, iters...)
-    while_,    // inits...; regions: before(iters...), after(iters...)
-    yield,     // values flowing out of a region
-    condition, // cond, values...: ends a while's `before` region
-    launch,    // callee; grid xyz, block xyz, smem, stream, args... (launch_operands first)
-    report,    // values...; callee: message with {} for each value. Records
-               // the launch's first error (e.g. an out-of-bounds index)
-    barrier,   // every thread of the block reaches it before any goes on
-    shuffle,   // value, source thread (block-linear index) -> the value that thread holds
-    shared,    // int_value: byte offset in the block's shared memory -> ptr<T, shared>
-    extract,   // vector; int_value: lane -> scalar
-    insert,    // vector, scalar; int_value: lane -> vector
-    broadcast, // scalar -> vector (lanes from the result type)
-    reduce,    // vector; attr: arith (add, min, max) -> scalar
-    mma,       // a, b, c: one warp's 16x8 (+)= 16xK . Kx8 from its lanes' fragments -> d; K 16
-               // (f16, bf16), or 32 for FP8 bytes (attr: their fp8_format)
-    atomic,    // ptr, offset, value (cas: ptr, offset, compare, value); attr: atomic_op;
-               // int_value: memory_semantics -> old value (cas: old value, success)
-    fence,     // int_value: memory_semantics
-    print,     // values... (Int64 or Float64 scalars); callee: a C printf format with one conversion
-               // for each (%lld, %llu, %llx, %f, %e, %g, ...); written when the thread reaches it
+    constant,     // int_value or float_value
+    special,      // attr: special_register; int_value: dimension (0..2)
+    unary,        // attr: arith
+    binary,       // attr: arith
+    compare,      // attr: predicate
+    select,       // cond, if_true, if_false
+    fma,          // a * b + c
+    cast,         // value conversion to the result type; attr: fp8_format of FP8 bytes to decode
+    bitcast,      // same width reinterpretation
+    load,         // ptr, offset (elements) -> value; int_value: alignment promised (bytes, 0: the element's)
+    store,        // ptr, offset, value; int_value: alignment, as for load
+    if_,          // cond; regions: then, else
+    for_,         // lower, upper, step, inits...; region: body(iv, iters...)
+    while_,       // inits...; regions: before(iters...), after(iters...)
+    yield,        // values flowing out of a region
+    condition,    // cond, values...: ends a while's `before` region
+    launch,       // callee; grid xyz, block xyz, smem, stream, args... (launch_operands first)
+    report,       // values...; callee: message with {} for each value. Records
+                  // the launch's first error (e.g. an out-of-bounds index)
+    barrier,      // every thread of the block reaches it before any goes on
+    shuffle,      // value, source thread (block-linear index) -> the value that thread holds
+    shared,       // int_value: byte offset in the block's shared memory -> ptr<T, shared>
+    extract,      // vector; int_value: lane -> scalar
+    insert,       // vector, scalar; int_value: lane -> vector
+    broadcast,    // scalar -> vector (lanes from the result type)
+    reduce,       // vector; attr: arith (add, min, max) -> scalar
+    mma,          // a, b, c: one warp's 16x8 (+)= 16xK . Kx8 from its lanes' fragments -> d; K 16
+                  // (f16, bf16), or 32 for FP8 bytes (attr: their fp8_format)
+    atomic,       // ptr, offset, value (cas: ptr, offset, compare, value); attr: atomic_op;
+                  // int_value: memory_semantics -> old value (cas: old value, success)
+    fence,        // int_value: memory_semantics
+    print,        // values... (Int64 or Float64 scalars); callee: a C printf format with one conversion
+                  // for each (%lld, %llu, %llx, %f, %e, %g, ...); written when the thread reaches it
+    async_copy,   // dst (shared), dst offset, src, src offset, fill: attr consecutive elements copied
+                  // while the thread goes on (4, 8 or 16 bytes); int_value: bytes both addresses are
+                  // promised to be a multiple of. A false fill writes zeros and reads nothing.
+    async_commit, // closes the group of the thread's async copies issued since the last
+    async_wait,   // int_value: the groups that may stay pending; the thread's older ones land
     ret,
 };
 

@@ -11,6 +11,7 @@ from .core.dtypes import (
 from .core.fp8 import Float8E4M3FN, Float8E4M3FNUZ
 from .language import values
 from .language.annotations import Constexpr, Stream, Tensor, is_constexpr
+from .language.async_copy import async_commit, async_copy, async_wait
 from .language.atomics import (atomic_add, atomic_and, atomic_cas, atomic_max, atomic_min, atomic_or, atomic_sub,
                                atomic_xchg, atomic_xor, memory_fence)
 from .language.block import (

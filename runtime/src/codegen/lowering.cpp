@@ -275,6 +275,15 @@ void function_lowering::emit_op(const ir::op& o)
     case opcode::print:
         print(o);
         break;
+    case opcode::async_copy:
+        async_copy(o);
+        break;
+    case opcode::async_commit:
+        async_commit(o);
+        break;
+    case opcode::async_wait:
+        async_wait(o);
+        break;
     case opcode::ret:
     case opcode::yield:
     case opcode::condition:
@@ -661,11 +670,12 @@ void function_lowering::store(const ir::op& o)
     }
 }
 
-llvm::Value* function_lowering::address(const ir::op& o, llvm::Type* element)
+llvm::Value* function_lowering::address(const ir::op& o, llvm::Type* element, std::size_t pointer)
 {
-    llvm::Value* offset = value(o.operands[1]);
-    offset = m_b.CreateIntCast(offset, m_b.getInt64Ty(), !ir::is_unsigned(kind_of(o.operands[1])));
-    return m_b.CreateGEP(element, value(o.operands[0]), offset);
+    const ir::value_id offset_id = o.operands[pointer + 1];
+    llvm::Value* offset =
+        m_b.CreateIntCast(value(offset_id), m_b.getInt64Ty(), !ir::is_unsigned(kind_of(offset_id)));
+    return m_b.CreateGEP(element, value(o.operands[pointer]), offset);
 }
 
 namespace
@@ -755,6 +765,32 @@ void function_lowering::fence(const ir::op& o)
 {
     const auto sem = ir::memory_semantics::unpack(o.int_value);
     m_b.CreateFence(ordering(sem.order), sync_scope(sem.scope));
+}
+
+void function_lowering::async_copy(const ir::op& o)
+{
+    const ir::scalar element_kind = m_fn.type_of(o.operands[0]).pointee;
+    llvm::Type* element = llvm_type(element_kind);
+    const unsigned lanes = static_cast<unsigned>(o.attr);
+    llvm::Type* copied = lanes > 1 ? llvm::FixedVectorType::get(element, lanes) : element;
+    const unsigned element_bytes = static_cast<unsigned>(std::max(1, ir::bit_width(element_kind) / 8));
+    const llvm::Align align(std::min(std::max<unsigned>(element_bytes, static_cast<unsigned>(o.int_value)),
+                                     element_bytes * lanes));
+    llvm::Value* dst = address(o, element, 0);
+    llvm::Value* src = address(o, element, 2);
+    // The source is read only where fill is true: it may lie outside the tensor elsewhere.
+    auto* read_bb = llvm::BasicBlock::Create(m_ctx, "copy.read", m_llvm_fn);
+    auto* write_bb = llvm::BasicBlock::Create(m_ctx, "copy.write", m_llvm_fn);
+    llvm::BasicBlock* from = m_b.GetInsertBlock();
+    m_b.CreateCondBr(value(o.operands[4]), read_bb, write_bb);
+    m_b.SetInsertPoint(read_bb);
+    llvm::Value* read = m_b.CreateAlignedLoad(copied, src, align);
+    m_b.CreateBr(write_bb);
+    m_b.SetInsertPoint(write_bb);
+    llvm::PHINode* data = m_b.CreatePHI(copied, 2);
+    data->addIncoming(read, read_bb);
+    data->addIncoming(llvm::Constant::getNullValue(copied), from);
+    m_b.CreateAlignedStore(data, dst, align);
 }
 
 void function_lowering::emit_if(const ir::op& o)

@@ -56,6 +56,12 @@ protected:
     // Atomics and fences as LLVM's atomic instructions under sync_scope().
     virtual void atomic(const ir::op& o);
     virtual void fence(const ir::op& o);
+    // fx.async_copy, _commit and _wait. Neutrally a copy lands at once (a load
+    // and a store, zeros where its fill is false), so committing and waiting
+    // are nothing; GPUs with copies that proceed override all three.
+    virtual void async_copy(const ir::op& o);
+    virtual void async_commit(const ir::op&) {}
+    virtual void async_wait(const ir::op&) {}
     // The LLVM sync scope of a flyrt scope on this target (neutral: the system's).
     virtual llvm::SyncScope::ID sync_scope(ir::memory_scope scope);
     // A value where it is used, and where it is defined; the CPU keeps values
@@ -82,8 +88,9 @@ protected:
     // same type back) applied lane by lane.
     llvm::Value* call_per_lane(const std::string& name, llvm::ArrayRef<llvm::Value*> operands);
     [[noreturn]] void unsupported(const ir::op& o, const std::string& what) const;
-    // The element a load, store or atomic names: its pointer plus offset.
-    llvm::Value* address(const ir::op& o, llvm::Type* element);
+    // The element a load, store or atomic names: its pointer plus offset (the
+    // operands from `pointer` on; an async copy's source is at 2).
+    llvm::Value* address(const ir::op& o, llvm::Type* element, std::size_t pointer = 0);
 
     const ir::module& m_module;
     const ir::function& m_fn;

@@ -259,6 +259,30 @@ void function_builder::fence(memory_semantics sem, int line)
     append(opcode::fence, {}, line).int_value = sem.packed();
 }
 
+void function_builder::async_copy(value_id dst,
+                                  value_id dst_offset,
+                                  value_id src,
+                                  value_id src_offset,
+                                  int lanes,
+                                  int align,
+                                  value_id fill,
+                                  int line)
+{
+    op& o = append(opcode::async_copy, {dst, dst_offset, src, src_offset, fill}, line);
+    o.attr = lanes;
+    o.int_value = align;
+}
+
+void function_builder::async_commit(int line)
+{
+    append(opcode::async_commit, {}, line);
+}
+
+void function_builder::async_wait(int pending, int line)
+{
+    append(opcode::async_wait, {}, line).int_value = pending;
+}
+
 value_id function_builder::shared(scalar element, std::int64_t bytes, int line)
 {
     constexpr std::int64_t alignment = 64; // whole cache lines: vector loads, no false sharing

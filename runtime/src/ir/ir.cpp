@@ -94,11 +94,12 @@ namespace
 
 const char* opcode_name(opcode code)
 {
-    static const char* const names[] = {"constant", "special", "unary",   "binary",    "compare", "select",
-                                        "fma",      "cast",    "bitcast", "load",      "store",   "if",
-                                        "for",      "while",   "yield",   "condition", "launch",  "report",
-                                        "barrier",  "shuffle", "shared",  "extract",   "insert",  "broadcast",
-                                        "reduce",   "mma",     "atomic",  "fence",     "print",   "return"};
+    static const char* const names[] = {
+        "constant", "special",    "unary",        "binary",     "compare", "select",  "fma",
+        "cast",     "bitcast",    "load",         "store",      "if",      "for",     "while",
+        "yield",    "condition",  "launch",       "report",     "barrier", "shuffle", "shared",
+        "extract",  "insert",     "broadcast",    "reduce",     "mma",     "atomic",  "fence",
+        "print",    "async_copy", "async_commit", "async_wait", "return"};
     return names[static_cast<int>(code)];
 }
 
@@ -179,6 +180,14 @@ private:
             else if (o->code == opcode::shared)
             {
                 m_out << "+" << o->int_value;
+            }
+            else if (o->code == opcode::async_copy)
+            {
+                m_out << ".x" << o->attr << ".align" << o->int_value;
+            }
+            else if (o->code == opcode::async_wait)
+            {
+                m_out << "." << o->int_value;
             }
             else if (o->code == opcode::special)
             {

@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "flyrt/async_copies.hpp"
 #include "flyrt/uniformity.hpp"
 
 namespace flyrt::ir
@@ -357,6 +358,16 @@ private:
                 fail("a memory fence belongs in a kernel", o.loc);
             }
             break;
+        case opcode::async_copy:
+            check_async_copy(o, kernel);
+            break;
+        case opcode::async_commit:
+        case opcode::async_wait:
+            if (!kernel || o.int_value < 0)
+            {
+                fail("async copies are committed and waited for in a kernel", o.loc);
+            }
+            break;
         case opcode::print:
             for (value_id v : o.operands)
             {
@@ -403,6 +414,29 @@ private:
         if (!kernel)
         {
             fail("atomics belong in a kernel", o.loc);
+        }
+    }
+
+    void check_async_copy(const op& o, bool kernel)
+    {
+        expect_count(o, 5, 0);
+        const type& dst = m_fn.type_of(o.operands[0]);
+        const type& src = m_fn.type_of(o.operands[2]);
+        if (dst.kind != scalar::ptr || dst.space != address_space::shared || src.kind != scalar::ptr ||
+            src.space == address_space::shared || src.pointee != dst.pointee ||
+            !is_integer(m_fn.type_of(o.operands[1]).kind) || !is_integer(m_fn.type_of(o.operands[3]).kind) ||
+            m_fn.type_of(o.operands[4]).kind != scalar::i1)
+        {
+            fail("an async copy goes from a tensor to a shared array of its element type", o.loc);
+        }
+        const int bytes = o.attr * std::max(1, bit_width(dst.pointee) / 8);
+        if (bytes != 4 && bytes != 8 && bytes != 16)
+        {
+            fail("an async copy moves 4, 8 or 16 bytes per thread, not " + std::to_string(bytes), o.loc);
+        }
+        if (!kernel)
+        {
+            fail("async copies belong in a kernel", o.loc);
         }
     }
 
@@ -614,6 +648,7 @@ void verify(const module& m, const target& t)
         if (f->kind == function_kind::kernel)
         {
             synchronization_check(*f, t).run();
+            check_async_copies(*f);
         }
     }
 }

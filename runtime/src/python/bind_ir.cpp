@@ -181,6 +181,9 @@ void bind_ir(py::module_& m)
         .def("fence",
              [](ir::function_builder& b, ir::memory_scope scope, ir::memory_order order, int line)
              { b.fence({scope, order}, line); })
+        .def("async_copy", &ir::function_builder::async_copy)
+        .def("async_commit", &ir::function_builder::async_commit)
+        .def("async_wait", &ir::function_builder::async_wait)
         .def("shared", &ir::function_builder::shared)
         .def("dynamic_shared", &ir::function_builder::dynamic_shared)
         .def("load_vector",

@@ -16,7 +16,9 @@ import numpy as np
 
 from .. import _core
 from ..core import dtypes, fp8
+from ..core.errors import KernelError
 from ..core import fp8 as fp8_values  # the module, where mma's parameter `fp8` hides its name
+from ..core.user_code import user_line
 from ..drivers import targets
 from . import numerics
 
@@ -127,6 +129,9 @@ class EagerBuilder:
 
     def __init__(self, thread=None):
         self.thread = thread
+        # Shared arrays this thread's async copies write that no wait retired yet: for each, the
+        # groups committed after its newest copy (the compiler's rule, ir/async_copies.cpp).
+        self._in_flight = {}
 
     def _gpu(self, what):
         if self.thread is None:
@@ -230,23 +235,28 @@ class EagerBuilder:
     # -- memory ----------------------------------------------------------------------
 
     def load(self, pointer, offset, line):
+        self._landed(pointer, "reads")
         return pointer.load(offset)
 
     def load_vector(self, pointer, offset, lanes, line, align=0):
+        self._landed(pointer, "reads")
         return pointer.load(offset, lanes)
 
     def store(self, pointer, offset, value, line, align=0):
+        self._landed(pointer, "writes")
         pointer.store(offset, value)
 
     def atomic(self, kind, pointer, offset, value, scope, order, line):
         """A read-modify-write: the threads take turns, so a plain read and
         write is atomic; the new value is what binary() computes, as the CPU
         target's atomicrmw does."""
+        self._landed(pointer, "writes")
         old = pointer.load(offset)
         pointer.store(offset, value if kind == K.xchg else self.binary(_ATOMIC_ARITH[kind], old, value, line))
         return old
 
     def atomic_cas(self, pointer, offset, compare, value, scope, order, line):
+        self._landed(pointer, "writes")
         old = pointer.load(offset)
         success = np.bool_(old == compare)
         if success:
@@ -255,6 +265,31 @@ class EagerBuilder:
 
     def fence(self, scope, order, line):
         pass  # one thread runs at a time: every access is already ordered
+
+    def async_copy(self, dst, dst_offset, src, src_offset, lanes, align, fill, line):
+        """Lands at once, as on the CPU target; the array is remembered as
+        in flight until a wait retires the copy."""
+        self._gpu("fx.async_copy")
+        if fill:
+            dst.store(dst_offset, src.load(src_offset, lanes))
+        else:
+            dst.clear(dst_offset, lanes)
+        self._in_flight[dst] = 0
+
+    def async_commit(self, line):
+        self._in_flight = {array: commits + 1 for array, commits in self._in_flight.items()}
+
+    def async_wait(self, pending, line):
+        self._in_flight = {array: commits for array, commits in self._in_flight.items() if commits <= pending}
+
+    def _landed(self, pointer, how):
+        commits = self._in_flight.get(pointer)
+        if commits is None:
+            return
+        needed = "fx.async_commit() and then fx.async_wait(0)" if commits == 0 else \
+            f"fx.async_wait({commits - 1}) or fewer pending"
+        raise KernelError(f"this {how} a shared array before the thread's async copy into it has landed; it needs "
+                          f"{needed} first", *user_line())
 
     def shared(self, kind, size_bytes, line):
         thread = self._gpu("shared memory")

@@ -44,6 +44,12 @@ class Buffer:
             self.data[start : start + lanes] = stored
 
 
+    def clear(self, offset, lanes):
+        """Zeros `lanes` elements from `offset` (zero bits are 0 in every element type)."""
+        start = self._position(offset, lanes)
+        self.data[start : start + lanes] = 0
+
+
 def of_array(array, name):
     """A Buffer over every element `array` reaches, and its strides in elements."""
     itemsize = array.dtype.itemsize

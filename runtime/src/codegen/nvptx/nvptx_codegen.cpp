@@ -55,6 +55,50 @@ protected:
 
     unsigned calling_convention() const override { return llvm::CallingConv::PTX_Kernel; }
 
+    // fx.async_copy as cp.async (sm_80 on), whose source size operand of 0
+    // zero-fills where fill is false. 16 bytes go .cg (through L2 only, as
+    // streamed data should), 4 and 8 .ca (.cg takes 16 alone). Before sm_80,
+    // or from an address not promised to be a multiple of the size, the copy
+    // lands at once (function_lowering's).
+    void async_copy(const ir::op& o) override
+    {
+        const ir::scalar element_kind = m_fn.type_of(o.operands[0]).pointee;
+        const int bytes = o.attr * std::max(1, ir::bit_width(element_kind) / 8);
+        if (!has_cp_async() || o.int_value < bytes)
+        {
+            gpu_kernel_lowering::async_copy(o);
+            return;
+        }
+        using I = llvm::Intrinsic::ID;
+        const I id = bytes == 16  ? llvm::Intrinsic::nvvm_cp_async_cg_shared_global_16_s
+                     : bytes == 8 ? llvm::Intrinsic::nvvm_cp_async_ca_shared_global_8_s
+                                  : llvm::Intrinsic::nvvm_cp_async_ca_shared_global_4_s;
+        llvm::Type* element = llvm_type(element_kind);
+        llvm::Value* size = m_b.CreateSelect(
+            value(o.operands[4]), m_b.getInt32(static_cast<std::uint32_t>(bytes)), m_b.getInt32(0));
+        m_b.CreateIntrinsic(id, {}, {address(o, element, 0), address(o, element, 2), size});
+    }
+
+    void async_commit(const ir::op&) override
+    {
+        if (has_cp_async())
+        {
+            m_b.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_commit_group, {}, {});
+        }
+    }
+
+    void async_wait(const ir::op& o) override
+    {
+        if (has_cp_async())
+        {
+            m_b.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group,
+                                {},
+                                {m_b.getInt32(static_cast<std::uint32_t>(o.int_value))});
+        }
+    }
+
+    bool has_cp_async() const { return std::stoi(m_target.cpu.substr(3)) >= 80; }
+
     void annotate_kernel() override
     {
         if (m_fn.known_block_size[0] > 0)
