@@ -4,8 +4,8 @@ compiled for AMD's gfx942 and its code object read by LLVM's readelf and
 objdump (tests/runtime/code_objects.py), so a codegen regression of either
 GPU target fails here, on machines without a GPU; a test whose kernels
 ptxas rejects, or whose code object is wrong, fails. A test whose kernels use
-what a GPU target lacks (FP8 MMA on AMD) names the targets they compile for
-with ``@pytest.mark.compiled_for("nvptx")``."""
+what a GPU target lacks (e4m3fnuz MMA on NVIDIA) names the targets they compile for
+with ``@pytest.mark.compiled_for("amdgpu")``."""
 
 import os
 import signal

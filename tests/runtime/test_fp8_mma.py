@@ -13,6 +13,7 @@ import pytest
 import flyrt
 import flyrt.compiler as flyc
 import flyrt.expr as fx
+import code_objects
 import ptxas
 import test_matrix as matrix
 from flyrt import fp8
@@ -53,8 +54,8 @@ def inputs(warps, fmt, integers=False):
     return fp8.quantize(a, fmt), fp8.quantize(b, fmt), c
 
 
-# FP8 MMA: NVIDIA's tensor cores take e4m3fn, AMD's are not there yet
-TENSOR_CORES = {"e4m3fn": pytest.mark.compiled_for("nvptx"), "e4m3fnuz": pytest.mark.compiled_for()}
+# FP8 MMA: NVIDIA's tensor cores take e4m3fn; AMD's take e4m3fnuz, and e4m3fn through f16
+TENSOR_CORES = {"e4m3fn": pytest.mark.compiled_for(), "e4m3fnuz": pytest.mark.compiled_for("amdgpu")}
 
 
 @pytest.mark.parametrize("interpret", [False, True])
@@ -73,7 +74,7 @@ def test_fp8_fragments_multiply_exactly(warps, fmt, interpret):
     np.testing.assert_allclose(d, exact, rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.compiled_for()
+@pytest.mark.compiled_for("amdgpu")  # NVIDIA's tensor cores refuse e4m3fnuz
 def test_the_fp8_gemm_example_one_format_after_the_other():
     """Both formats in one process: their kernels differ only in the MMA's
     format, which the IR text (the disk cache's key) must show."""
@@ -107,13 +108,24 @@ def test_nvidia_kernels_use_the_fp8_tensor_cores(arch):
 @pytest.mark.parametrize("fmt,target,arch,message", [
     ("e4m3fn", "cuda", "sm_80", "sm_89 and later"),
     ("e4m3fnuz", "cuda", "sm_90", "on Float8E4M3FN"),
-    ("e4m3fnuz", "hip", "gfx942", "FP8 on AMD GPUs is not there yet"),
 ])
 def test_where_no_fp8_matrix_instruction_exists_the_error_names_the_line(fmt, target, arch, message):
     a, b, c = inputs(1, fmt)
     with pytest.raises(flyc.KernelError, match=message) as raised:
         lowered(a, b, c, target, arch)
     assert "test_matrix.py:" in str(raised.value)  # the kernel's fx.mma line
+
+
+@pytest.mark.compiled_for("amdgpu")
+@pytest.mark.parametrize("fmt, arch, native", [("e4m3fnuz", "gfx942", True), ("e4m3fn", "gfx942", False),
+                                               ("e4m3fnuz", "gfx90a", False)])
+def test_amd_kernels_multiply_fp8_on_the_matrix_cores(fmt, arch, native):
+    """gfx94x's FP8 MFMA is e4m3fnuz's; e4m3fn (and FP8 on gfx90a, which has
+    none) is decoded exactly to f16 for two 16x16x16 MFMAs a half-wave."""
+    a, b, c = inputs(1, fmt)
+    used = code_objects.instructions(lowered(a, b, c, "hip", arch).device_code["_mma"])
+    assert ("v_mfma_f32_16x16x32_fp8_fp8" in used) == native
+    assert ("v_mfma_f32_16x16x16_f16" in used or "v_mfma_f32_16x16x16f16" in used) != native
 
 
 @flyc.kernel

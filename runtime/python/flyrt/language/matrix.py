@@ -65,7 +65,8 @@ def _accumulator(c):
 
 def _mma_fp8(a, b, c):
     """m16n8k32 on FP8 fragments: the tensor cores of NVIDIA's sm_89 on
-    (e4m3fn), the CPU exactly (either format)."""
+    (e4m3fn); AMD's MFMA (gfx94x's FP8 one for e4m3fnuz, f16 ones on the
+    exactly decoded values otherwise); the CPU exactly (either format)."""
     for name, value, lanes in (("a", a, 16), ("b", b, 8)):
         if not isinstance(value, Value) or value.lanes != lanes or value.dtype is not a.dtype:
             raise TypeError(f"fx.mma: {name} must be a {lanes}-lane {a.dtype.name} fragment, got {value!r}")
@@ -73,9 +74,6 @@ def _mma_fp8(a, b, c):
     if target.name == "nvptx" and (int(target.cpu[3:]) < 89 or a.dtype.format.name != "e4m3fn"):
         raise KernelError(f"fx.mma of {a.dtype.name} on {target.cpu}: NVIDIA's FP8 tensor cores are sm_89 "
                           "and later, on Float8E4M3FN (convert other fragments to Float16: k=16)", *user_line())
-    if target.name == "amdgpu":
-        raise KernelError("fx.mma of FP8 on AMD GPUs is not there yet (convert the fragments to Float16: k=16)",
-                          *user_line())
     c = _accumulator(c)
     fmt = IR_FP8_FORMATS[a.dtype.format.name]
     return Value(current().builder.mma(a.id, b.id, c.id, line(), fp8=fmt), dtypes.Float32)

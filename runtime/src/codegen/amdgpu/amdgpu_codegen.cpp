@@ -251,21 +251,28 @@ protected:
         return to == floats->getType() ? floats : m_b.CreateFPCast(floats, to); // exact
     }
 
-    // fx.mma: each half-wave h is a warp of the DSL with its own A (16x16),
-    // B (16x8) and C. The wave does one v_mfma_f32_16x16x16 per half: A_h
-    // and B_h (B's columns 8-15 zero) are moved from the DSL's fragment
-    // layout into MFMA's (lane l holds A[l % 16][4 (l / 16) + e] and
-    // B[4 (l / 16) + e][l % 16], and gets D[4 (l / 16) + e][l % 16]),
-    // and the product back into the DSL's layout, where C is added.
+    // fx.mma: each half-wave h is a warp of the DSL with its own A (16xK),
+    // B (Kx8) and C. The wave multiplies each half on MFMA's 16x16 blocks:
+    // A_h and B_h (B's columns 8-15 zero) are moved from the DSL's fragment
+    // layout into MFMA's, one 32-bit word of `per_word` elements at a time
+    // (lane l holds A[l % 16][k0 + e] and B[k0 + e][l % 16] for its words'
+    // k0), and the product, D[4 (l / 16) + e][l % 16] in lane l, back into
+    // the DSL's layout, where C is added.
+    // - f16 / bf16 (K 16): one v_mfma_f32_16x16x16 (k0 = 4 (l / 16) + 2d).
+    // - e4m3fnuz on gfx94x (K 32): one v_mfma_f32_16x16x32_fp8_fp8, whose FP8
+    //   it is (k0 = 8 (l / 16) + 4d).
+    // - e4m3fn (K 32): its values are all f16 values, so each word is decoded
+    //   exactly and two v_mfma_f32_16x16x16f16 cover k 0-15 and 16-31
+    //   (k0 = 16s + 4 (l / 16)): exact products, NaN and signed zeros kept.
     void mma(const ir::op& o) override
     {
-        if (o.attr != 0)
-        {
-            unsupported(o, "fx.mma of FP8 is not supported on AMD GPUs yet");
-        }
+        const auto format = static_cast<ir::fp8_format>(o.attr);
+        const bool fp8 = format != ir::fp8_format::none;
+        const bool native_fp8 = format == ir::fp8_format::e4m3fnuz && m_target.cpu.rfind("gfx94", 0) == 0;
         const bool bf16 = kind_of(o.operands[0]) == scalar::bf16;
-        const std::vector<llvm::Value*> a = pairs(value(o.operands[0]), 4);
-        const std::vector<llvm::Value*> b = pairs(value(o.operands[1]), 2);
+        const unsigned per_word = fp8 ? 4 : 2; // elements in a 32-bit word of a fragment
+        const std::vector<llvm::Value*> a = words(value(o.operands[0]), 4);
+        const std::vector<llvm::Value*> b = words(value(o.operands[1]), 2);
         llvm::Value* c = value(o.operands[2]);
         llvm::Value* lane = lane_id();
         auto u = [&](std::uint32_t v) { return m_b.getInt32(v); };
@@ -276,41 +283,78 @@ protected:
         llvm::Value* g = m_b.CreateUDiv(own, u(4));
         llvm::Value* t = m_b.CreateURem(own, u(4));
         llvm::Value* first_half = m_b.CreateICmpULT(lane, u(32));
-        llvm::Type* operand =
-            llvm::FixedVectorType::get(bf16 ? m_b.getInt16Ty() : m_b.getHalfTy(), 4); // MFMA's A and B
         llvm::Type* accumulator = llvm::FixedVectorType::get(m_b.getFloatTy(), 4);
+        // The DSL's A[i][k] and B[k][j] of half-wave `base`, in the word that starts at k (k % per_word ==
+        // 0): lane 4 (i % 8) + (k % 4w) / w, word (i / 8) + 2 (k / 4w); lane 4 j + (k % 4w) / w, word k / 4w.
+        auto a_word = [&](llvm::Value* base, llvm::Value* k)
+        {
+            llvm::Value* t_k = m_b.CreateUDiv(m_b.CreateURem(k, u(4 * per_word)), u(per_word));
+            llvm::Value* k_hi = m_b.CreateUDiv(k, u(4 * per_word));
+            llvm::Value* source =
+                m_b.CreateAdd(base, m_b.CreateAdd(m_b.CreateMul(m_b.CreateURem(l16, u(8)), u(4)), t_k));
+            return gather(a, source, m_b.CreateAdd(m_b.CreateUDiv(l16, u(8)), m_b.CreateMul(k_hi, u(2))));
+        };
+        auto b_word = [&](llvm::Value* base, llvm::Value* k)
+        {
+            llvm::Value* t_k = m_b.CreateUDiv(m_b.CreateURem(k, u(4 * per_word)), u(per_word));
+            llvm::Value* word = gather(b,
+                                       m_b.CreateAdd(base, m_b.CreateAdd(m_b.CreateMul(l16, u(4)), t_k)),
+                                       m_b.CreateUDiv(k, u(4 * per_word)));
+            return m_b.CreateSelect(m_b.CreateICmpULT(l16, u(8)), word, u(0));
+        };
+        // MFMA's operand of `type`: this lane's two words, from k0 = first (l / 16) + d step
+        auto pack =
+            [&](auto word_at, llvm::Value* base, std::uint32_t first, std::uint32_t step, llvm::Type* type)
+        {
+            llvm::Value* pair = llvm::PoisonValue::get(llvm::FixedVectorType::get(m_b.getInt32Ty(), 2));
+            for (std::uint32_t d = 0; d < 2; ++d)
+            {
+                pair = m_b.CreateInsertElement(
+                    pair, word_at(base, m_b.CreateAdd(m_b.CreateMul(q, u(first)), u(d * step))), d);
+            }
+            return m_b.CreateBitCast(pair, type);
+        };
+        // f16 MFMA's operand for k from `offset` on: the FP8 word at k0 = offset + 4 (l / 16), decoded
+        auto halves = [&](auto word_at, llvm::Value* base, std::uint32_t offset)
+        {
+            llvm::Value* word = word_at(base, m_b.CreateAdd(m_b.CreateMul(q, u(4)), u(offset)));
+            return decode_fp8(m_b.CreateBitCast(word, llvm::FixedVectorType::get(m_b.getInt8Ty(), 4)),
+                              format,
+                              llvm::FixedVectorType::get(m_b.getHalfTy(), 4));
+        };
+        auto mfma = [&](llvm::Intrinsic::ID id, llvm::Value* x, llvm::Value* y, llvm::Value* sum)
+        { return m_b.CreateIntrinsic(id, {}, {x, y, sum, u(0), u(0), u(0)}); };
         llvm::Value* result = nullptr;
         for (std::uint32_t h = 0; h < 2; ++h)
         {
             llvm::Value* base = u(32 * h);
-            llvm::Value* a_words = llvm::PoisonValue::get(llvm::FixedVectorType::get(m_b.getInt32Ty(), 2));
-            llvm::Value* b_words = a_words;
-            for (std::uint32_t d = 0; d < 2; ++d)
+            llvm::Value* product = llvm::ConstantAggregateZero::get(accumulator);
+            if (native_fp8)
             {
-                // k = 4q + 2d, even: the pair (k, k + 1) is one 32-bit word
-                llvm::Value* k = m_b.CreateAdd(m_b.CreateMul(q, u(4)), u(2 * d));
-                llvm::Value* k_in8 = m_b.CreateUDiv(m_b.CreateURem(k, u(8)), u(2));
-                llvm::Value* k_hi = m_b.CreateUDiv(k, u(8));
-                // A_h[i = l % 16][k]: lane 4 (i % 8) + (k % 8) / 2, pair (i / 8) + 2 (k / 8)
-                llvm::Value* a_source =
-                    m_b.CreateAdd(base, m_b.CreateAdd(m_b.CreateMul(m_b.CreateURem(l16, u(8)), u(4)), k_in8));
-                llvm::Value* a_pair = m_b.CreateAdd(m_b.CreateUDiv(l16, u(8)), m_b.CreateMul(k_hi, u(2)));
-                a_words = m_b.CreateInsertElement(a_words, gather(a, a_source, a_pair), d);
-                // B_h[k][j = l % 16], j < 8: lane 4 j + (k % 8) / 2, pair k / 8
-                llvm::Value* b_source = m_b.CreateAdd(base, m_b.CreateAdd(m_b.CreateMul(l16, u(4)), k_in8));
-                llvm::Value* word = gather(b, b_source, k_hi);
-                word = m_b.CreateSelect(m_b.CreateICmpULT(l16, u(8)), word, u(0));
-                b_words = m_b.CreateInsertElement(b_words, word, d);
+                product = mfma(llvm::Intrinsic::amdgcn_mfma_f32_16x16x32_fp8_fp8,
+                               pack(a_word, base, 8, 4, m_b.getInt64Ty()),
+                               pack(b_word, base, 8, 4, m_b.getInt64Ty()),
+                               product);
             }
-            llvm::Value* product = m_b.CreateIntrinsic(bf16 ? llvm::Intrinsic::amdgcn_mfma_f32_16x16x16bf16_1k
-                                                            : llvm::Intrinsic::amdgcn_mfma_f32_16x16x16f16,
-                                                       {},
-                                                       {m_b.CreateBitCast(a_words, operand),
-                                                        m_b.CreateBitCast(b_words, operand),
-                                                        llvm::ConstantAggregateZero::get(accumulator),
-                                                        u(0),
-                                                        u(0),
-                                                        u(0)});
+            else if (fp8)
+            {
+                for (std::uint32_t s = 0; s < 2; ++s) // k 0-15, then 16-31
+                {
+                    product = mfma(llvm::Intrinsic::amdgcn_mfma_f32_16x16x16f16,
+                                   halves(a_word, base, 16 * s),
+                                   halves(b_word, base, 16 * s),
+                                   product);
+                }
+            }
+            else
+            {
+                llvm::Type* type = llvm::FixedVectorType::get(bf16 ? m_b.getInt16Ty() : m_b.getHalfTy(), 4);
+                product = mfma(bf16 ? llvm::Intrinsic::amdgcn_mfma_f32_16x16x16bf16_1k
+                                    : llvm::Intrinsic::amdgcn_mfma_f32_16x16x16f16,
+                               pack(a_word, base, 4, 2, type),
+                               pack(b_word, base, 4, 2, type),
+                               product);
+            }
             std::vector<llvm::Value*> items;
             for (unsigned e = 0; e < 4; ++e)
             {
@@ -368,8 +412,8 @@ private:
         return chosen;
     }
 
-    // A fragment of 16-bit values as `count` 32-bit words of adjacent pairs.
-    std::vector<llvm::Value*> pairs(llvm::Value* fragment, unsigned count)
+    // A fragment as `count` 32-bit words (pairs of 16-bit values, or four FP8 bytes).
+    std::vector<llvm::Value*> words(llvm::Value* fragment, unsigned count)
     {
         llvm::Value* words = m_b.CreateBitCast(fragment, llvm::FixedVectorType::get(m_b.getInt32Ty(), count));
         std::vector<llvm::Value*> out;
