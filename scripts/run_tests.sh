@@ -7,8 +7,9 @@
 # (requirements-flydsl-previous.txt); the main CPython's wheel in a fresh venv
 # (scripts/test_wheel.sh); then the other supported CPythons, each from its
 # wheel (scripts/test_pythons.sh), whose venvs take torch and FlyDSL from
-# PyPI while the main suite runs (downloads, beside a CPU-bound suite).
-# Each step says how long it took.
+# PyPI while the wheels compile (downloads beside compiles; not beside the
+# tests, whose kernels' timing a loaded machine upsets). Each step says how
+# long it took.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PWD/.venv/bin:$PATH"
@@ -22,15 +23,16 @@ step() {
 
 step scripts/build_docs.sh
 step ctest --test-dir build --output-on-failure
-step scripts/build_wheels.sh
+step scripts/test_pythons.sh --venvs-only  # the wheels build in them
 mkdir -p build
 scripts/test_pythons.sh --install-only >build/test_pythons-install.log 2>&1 &
 installing=$!
 trap 'kill $installing 2>/dev/null || true' EXIT
+step scripts/build_wheels.sh
+wait $installing || { cat build/test_pythons-install.log; exit 1; }
 step python -m pytest tests -rs "$@"
 echo "run_tests: tests/flydsl_adapter on $(cat requirements-flydsl-previous.txt | grep -v '^#')"
 PYTHONPATH="$PWD/.flydsl-previous${PYTHONPATH:+:$PYTHONPATH}" step python -m pytest tests/flydsl_adapter \
     tests/kernel/test_notebooks.py -k flydsl -rs "$@"
 step scripts/test_wheel.sh
-wait $installing || { cat build/test_pythons-install.log; exit 1; }
 step scripts/test_pythons.sh

@@ -12,13 +12,15 @@
 # Each version's venv (scripts/python_envs.sh) gets its wheel installed over
 # the last one. The main venv supplies ptxas and libdevice. A version not
 # found is an error on CI (CI=true), a notice elsewhere.
-#   scripts/test_pythons.sh [--install-only] [VERSION...]
-# --install-only makes each version's venv, torch and FlyDSL in it, and stops
-# (scripts/run_tests.sh runs it beside the main suite: it mostly downloads).
+#   scripts/test_pythons.sh [--venvs-only | --install-only] [VERSION...]
+# --venvs-only makes each version's venv and stops; --install-only also
+# installs torch and FlyDSL there (scripts/run_tests.sh runs it beside the
+# wheels' compiles: it mostly downloads).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/python_envs.sh
-install_only=0
+venvs_only=0 install_only=0
+[[ ${1:-} == --venvs-only ]] && venvs_only=1 install_only=1 && shift
 [[ ${1:-} == --install-only ]] && install_only=1 && shift
 versions=("$@")
 ((${#versions[@]})) || read -ra versions <<<"${FLYRT_TEST_PYTHONS-3.10 3.12 3.13}"
@@ -38,6 +40,7 @@ for version in "${versions[@]}"; do
         (($? == 2 || on_ci)) && status=1  # an install that failed, or a version CI must have
         continue
     }
+    ((venvs_only)) && continue
     flydsl_pins=$(ensure_flydsl "$venv") || { status=1; continue; }
     ((install_only)) && continue
     wheel=$(wheel_for "$version") || {
