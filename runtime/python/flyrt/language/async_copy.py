@@ -76,19 +76,22 @@ def async_copy(dst, dst_index, src, src_index, lanes=1, mask=None):
                            fill.id, line())
         return 0
 
-    def checked_copy():
-        return src._checked(src_indices, lambda: dst._checked(
-            dst_indices, lambda: copy(constant(True, dtypes.Boolean), src._offset(src_indices)), lambda: 0, lanes,
-            align), lambda: 0, lanes, align)
+    def inside(t, indices, access):  # access() where the indices lie in t (and are aligned); else a report
+        return t._checked(indices, access, lambda: 0, lanes, align)
+
+    def read_and_copy():
+        return inside(src, src_indices, lambda: inside(
+            dst, dst_indices, lambda: copy(constant(True, dtypes.Boolean), src._offset(src_indices))))
+
+    def zeros():  # the masked-off copy: the source is neither read nor checked
+        return inside(dst, dst_indices, lambda: copy(fill, constant(0, dtypes.Int64)))
 
     if not _checks_bounds():
         copy(fill, src._offset(src_indices))
     elif mask is None:
-        checked_copy()
-    else:  # the source is checked only where it is read
-        if_(fill, lambda *_: (checked_copy(),),
-            lambda *_: (dst._checked(dst_indices, lambda: copy(fill, constant(0, dtypes.Int64)), lambda: 0, lanes,
-                                     align),), (0,), ("copied",))
+        read_and_copy()
+    else:
+        if_(fill, lambda *_: (read_and_copy(),), lambda *_: (zeros(),), (0,), ("copied",))
 
 
 def async_commit():
