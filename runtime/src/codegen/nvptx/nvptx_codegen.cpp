@@ -97,7 +97,10 @@ protected:
         }
     }
 
-    bool has_cp_async() const { return std::stoi(m_target.cpu.substr(3)) >= 80; }
+    bool has_cp_async() const { return compute_capability() >= 80; }
+
+    // The target's sm_XY as XY.
+    int compute_capability() const { return std::stoi(m_target.cpu.substr(3)); }
 
     void annotate_kernel() override
     {
@@ -214,7 +217,7 @@ protected:
     // (0x80 NaN, 0x7F / 0xFF +-240), which are patched in.
     llvm::Value* decode_fp8(llvm::Value* bytes, ir::fp8_format format, llvm::Type* to) override
     {
-        if (std::stoi(m_target.cpu.substr(3)) < 89)
+        if (compute_capability() < 89)
         {
             return function_lowering::decode_fp8(bytes, format, to);
         }
@@ -266,7 +269,7 @@ protected:
         const auto kind = static_cast<ir::atomic_op>(o.attr);
         const scalar s = kind_of(o.operands.back());
         const int bits = ir::bit_width(s);
-        if (s == scalar::bf16 && std::stoi(m_target.cpu.substr(3)) < 90)
+        if (s == scalar::bf16 && compute_capability() < 90)
         {
             unsupported(o, "an atomic BFloat16 add (sm_90 and later)");
         }
