@@ -1,12 +1,12 @@
-"""C = A @ B on FP8 tensor cores: Float8E4M3FN (or, on the CPU and AMD GPUs,
-E4M3FNUZ) A and B, Float32 C; M, N and K multiples of the tile (64, 32 and 32).
+"""C = A @ B on FP8 tensor cores: Float8E4M3FN or E4M3FNUZ A and B, Float32 C;
+M, N and K multiples of the tile (64, 32 and 32).
 
 The layout is gemm_mma.py's with K steps of 32: a block of 4 warps computes
 a 64 x 32 tile of C, staging A's 64 x 32 and B's 32 x 32 bytes in shared
 memory per step, and each warp multiplies its 16 rows by 4 column groups of
 8 with ``fx.mma`` on FP8 fragments (one ``mma.sync...m16n8k32...e4m3`` each
-on NVIDIA GPUs from sm_89 on; gfx94x's FP8 MFMA for E4M3FNUZ; exact on
-the CPU)."""
+on NVIDIA GPUs from sm_89 on for E4M3FN, two f16 ones on the exactly decoded
+values for E4M3FNUZ; gfx94x's FP8 MFMA for E4M3FNUZ; exact on the CPU)."""
 
 import flyrt.compiler as flyc
 import flyrt.expr as fx

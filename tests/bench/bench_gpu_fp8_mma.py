@@ -1,9 +1,11 @@
 """The FP8 tensor cores on an NVIDIA GPU against the f16 path, in one run
-(prints; never fails on time): the same e4m3fn A (M x K) and B (K x N),
+(prints; never fails on time): the same FP8 A (M x K) and B (K x N),
 C = A B in Float32, by kernels/gemm_fp8.py (fx.mma on FP8 fragments: one
-mma.sync m16n8k32 per 16 x 8 x 32) and by kernels/gemm_mma.py (the bytes
-converted to Float16 as they are staged, then mma.sync m16n8k16), the two
-kernels' tiles and staging otherwise alike; torch's float32 matmul of the
+mma.sync m16n8k32 per 16 x 8 x 32 for e4m3fn; for e4m3fnuz, which NVIDIA's
+FP8 has not, each lane decodes its fragments to Float16 for two m16n8k16)
+and by kernels/gemm_mma.py (the bytes converted to Float16 as they are
+staged, then mma.sync m16n8k16), the two kernels' tiles and staging
+otherwise alike; torch's float32 matmul of the
 dequantized values checks both first (within 2^-10 of the magnitudes summed). GPU time by CUDA graph replay over
 three input pairs (more than the 60 MB L2 in all), TFLOP/s as 2 M N K.
 
@@ -25,16 +27,17 @@ from timing import bounds_checks  # noqa: E402
 
 SHAPES = [(4096, 4096, 4096), (8192, 2048, 4096)]  # M, N, K
 PAIRS = 3
+FORMATS = {"e4m3fn": torch.float8_e4m3fn, "e4m3fnuz": torch.float8_e4m3fnuz}
 
 
 def main():
-    print(f"C = A B, e4m3fn A and B, Float32 C, on {torch.cuda.get_device_name()} (fast mode; GPU ms per call, "
+    print(f"C = A B, FP8 A and B, Float32 C, on {torch.cuda.get_device_name()} (fast mode; GPU ms per call, "
           "CUDA graph replay)")
-    print(f"{'M x N x K':>18}  {'FP8 mma':>9}  {'f16 mma':>9}  {'FP8 TFLOP/s':>11}  {'f16 TFLOP/s':>11}  "
-          f"{'FP8 vs f16':>10}")
-    for m, n, k in SHAPES:
-        pairs = [((torch.randn(m, k, device="cuda") * 2).to(torch.float8_e4m3fn),
-                  (torch.randn(k, n, device="cuda") * 2).to(torch.float8_e4m3fn)) for _ in range(PAIRS)]
+    print(f"{'format':>8}  {'M x N x K':>18}  {'FP8 mma':>9}  {'f16 mma':>9}  {'FP8 TFLOP/s':>11}  "
+          f"{'f16 TFLOP/s':>11}  {'FP8 vs f16':>10}")
+    for (m, n, k), fmt in [(shape, fmt) for shape in SHAPES for fmt in FORMATS]:
+        pairs = [((torch.randn(m, k, device="cuda") * 2).to(FORMATS[fmt]),
+                  (torch.randn(k, n, device="cuda") * 2).to(FORMATS[fmt])) for _ in range(PAIRS)]
         out = torch.empty(m, n, device="cuda")
         with bounds_checks(False):
             times = {}
@@ -45,7 +48,7 @@ def main():
                 assert float(error.max()) <= 2.0**-10, (name, float(error.max()))
                 times[name] = graph_time([lambda a=a, b=b, g=gemm: g(a, b, out) for a, b in pairs], calls=6)
         flops = 2 * m * n * k
-        print(f"{f'{m} x {n} x {k}':>18}  {times['fp8'] * 1e3:9.2f}  {times['f16'] * 1e3:9.2f}  "
+        print(f"{fmt:>8}  {f'{m} x {n} x {k}':>18}  {times['fp8'] * 1e3:9.2f}  {times['f16'] * 1e3:9.2f}  "
               f"{flops / times['fp8'] / 1e12:11.1f}  {flops / times['f16'] / 1e12:11.1f}  "
               f"{times['f16'] / times['fp8']:9.2f}x")
 

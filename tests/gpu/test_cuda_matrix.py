@@ -34,28 +34,31 @@ def test_gemm_on_the_tensor_cores(m, k, n):
     np.testing.assert_allclose(c, a.astype(np.float64) @ b, rtol=1e-3, atol=1e-3)
 
 
-def test_fp8_mma_on_the_tensor_cores_matches_the_cpu_where_the_sums_are_exact():
-    a, b, c = fp8_cpu.inputs(4, "e4m3fn", integers=True)
+@pytest.mark.parametrize("fmt", fp8_cpu.FORMATS)  # e4m3fnuz: decoded to f16 in each lane
+def test_fp8_mma_on_the_tensor_cores_matches_the_cpu_where_the_sums_are_exact(fmt):
+    a, b, c = fp8_cpu.inputs(4, fmt, integers=True)
     *_, d = on_gpu(fp8_cpu.mma_fp8, a, b, c, np.zeros_like(c))
     np.testing.assert_array_equal(d, fp8_cpu.reference(a, b, c))
 
 
-def test_fp8_mma_on_the_tensor_cores_is_close_to_the_exact_result():
+@pytest.mark.parametrize("fmt", fp8_cpu.FORMATS)
+def test_fp8_mma_on_the_tensor_cores_is_close_to_the_exact_result(fmt):
     """The accumulation's order and rounding are the hardware's (unspecified
     in the PTX ISA): within 2^-12 of the sum of the magnitudes it adds."""
-    a, b, c = fp8_cpu.inputs(4, "e4m3fn")
+    a, b, c = fp8_cpu.inputs(4, fmt)
     *_, d = on_gpu(fp8_cpu.mma_fp8, a, b, c, np.zeros_like(c))
     da, db = fp8.dequantize(a).astype(np.float64), fp8.dequantize(b).astype(np.float64)
     exact = c + da @ db
     magnitude = np.abs(c) + np.abs(da) @ np.abs(db)
     error = np.max(np.abs(d - exact) / magnitude)
-    print(f"FP8 mma.sync: largest error {error:.2e} of the magnitudes summed")
+    print(f"{fmt} mma.sync: largest error {error:.2e} of the magnitudes summed")
     assert error <= 2.0**-12
 
 
+@pytest.mark.parametrize("fmt", fp8_cpu.FORMATS)
 @pytest.mark.parametrize("m,k,n", [(64, 32, 32), (1024, 512, 768)])
-def test_fp8_gemm_on_the_tensor_cores(m, k, n):
+def test_fp8_gemm_on_the_tensor_cores(m, k, n, fmt):
     a_values, b_values = RNG.integers(-3, 4, (m, k)), RNG.integers(-3, 4, (k, n))
-    a, b = fp8.quantize(a_values, "e4m3fn"), fp8.quantize(b_values, "e4m3fn")
+    a, b = fp8.quantize(a_values, fmt), fp8.quantize(b_values, fmt)
     *_, c = on_gpu(gemm_fp8, a, b, np.full((m, n), np.nan, np.float32))
     np.testing.assert_array_equal(c, a_values @ b_values)  # integer sums below 2^13: exact in a 14-bit accumulator

@@ -2,7 +2,8 @@
 mode for both e4m3 formats (products exact in Float32, summed in order of
 k), NVIDIA's FP8 tensor-core instruction in PTX that ptxas assembles for
 sm_89 and sm_90 (the kernel's PTX raised to ISA 8.4, other kernels left at
-the target's own), and a clear error where a target has no FP8 matrix instruction."""
+the target's own), the f16 instruction where NVIDIA's has no such FP8, and
+a clear error where a target has no matrix instruction."""
 
 import sys
 from pathlib import Path
@@ -54,12 +55,8 @@ def inputs(warps, fmt, integers=False):
     return fp8.quantize(a, fmt), fp8.quantize(b, fmt), c
 
 
-# FP8 MMA: NVIDIA's tensor cores take e4m3fn; AMD's take e4m3fnuz, and e4m3fn through f16
-TENSOR_CORES = {"e4m3fn": pytest.mark.compiled_for(), "e4m3fnuz": pytest.mark.compiled_for("amdgpu")}
-
-
 @pytest.mark.parametrize("interpret", [False, True])
-@pytest.mark.parametrize("fmt", [pytest.param(f, marks=TENSOR_CORES[f]) for f in FORMATS])
+@pytest.mark.parametrize("fmt", FORMATS)
 @pytest.mark.parametrize("warps", [1, 3])
 def test_fp8_fragments_multiply_exactly(warps, fmt, interpret):
     a, b, c = inputs(warps, fmt)
@@ -74,7 +71,6 @@ def test_fp8_fragments_multiply_exactly(warps, fmt, interpret):
     np.testing.assert_allclose(d, exact, rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.compiled_for("amdgpu")  # NVIDIA's tensor cores refuse e4m3fnuz
 def test_the_fp8_gemm_example_one_format_after_the_other():
     """Both formats in one process: their kernels differ only in the MMA's
     format, which the IR text (the disk cache's key) must show."""
@@ -105,14 +101,23 @@ def test_nvidia_kernels_use_the_fp8_tensor_cores(arch):
     assert ".version 8.4" not in plain  # the target's own ISA version (7.8 for sm_89, 8.0 for sm_90)
 
 
-@pytest.mark.parametrize("fmt,target,arch,message", [
-    ("e4m3fn", "cuda", "sm_80", "sm_89 and later"),
-    ("e4m3fnuz", "cuda", "sm_90", "on Float8E4M3FN"),
-])
-def test_where_no_fp8_matrix_instruction_exists_the_error_names_the_line(fmt, target, arch, message):
+@pytest.mark.compiled_for("nvptx")
+@pytest.mark.parametrize("fmt, arch", [("e4m3fnuz", "sm_90"), ("e4m3fnuz", "sm_80"), ("e4m3fn", "sm_80")])
+def test_nvidia_kernels_take_other_fp8_through_f16_tensor_cores(fmt, arch):
+    """e4m3fnuz (no NVIDIA tensor core's FP8), and FP8 before sm_89: decoded
+    exactly in each lane, two m16n8k16 f16 MMAs, no cross-lane moves."""
     a, b, c = inputs(1, fmt)
-    with pytest.raises(flyc.KernelError, match=message) as raised:
-        lowered(a, b, c, target, arch)
+    ptx = lowered(a, b, c, "cuda", arch).device_code["_mma"]
+    assert ptx.count("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32") == 2
+    assert "e4m3.e4m3" not in ptx and "shfl" not in ptx
+    assert ("cvt.rn.f16x2.e4m3x2" in ptx) == (arch == "sm_90")  # sm_89's conversion instruction
+    ptxas.assemble(ptx, f"_mma_{fmt}_{arch}")
+
+
+def test_before_sm80_fp8_fragments_are_an_error_at_the_line():
+    a, b, c = inputs(1, "e4m3fn")
+    with pytest.raises(flyc.KernelError, match="from sm_80 on") as raised:
+        lowered(a, b, c, "cuda", "sm_75")
     assert "test_matrix.py:" in str(raised.value)  # the kernel's fx.mma line
 
 

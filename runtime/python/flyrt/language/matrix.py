@@ -26,11 +26,13 @@ consecutive k of a row of A (a column of B):
     b[i], i < 8:  B[4 * t + i % 4 + 16 * (i // 4), g]
 
 (``a_position(i, k=32)``, ``b_position(i, k=32)``). On NVIDIA GPUs from sm_89
-on it is one ``mma.sync...m16n8k32...e4m3`` (Float8E4M3FN); the CPU computes
-either format exactly as above. The hardware's accumulation order and
-rounding are unspecified (PTX ISA): a GPU result equals the CPU's when the
-partial sums are exact in Float32, and is within a few Float32 ulps of the
-sum's magnitude otherwise.
+on, Float8E4M3FN is one ``mma.sync...m16n8k32...e4m3``; Float8E4M3FNUZ (which
+their tensor cores lack), and either format on sm_80 to sm_87, is decoded
+exactly to Float16 in each lane, then two ``mma.sync`` m16n8k16 (every value
+of both formats is a Float16 value). The CPU computes either format exactly
+as above. The hardware's accumulation order and rounding are unspecified
+(PTX ISA): a GPU result equals the CPU's when the partial sums are exact in
+Float32, and is within a few Float32 ulps of the sum's magnitude otherwise.
 """
 
 from ..core import dtypes
@@ -65,15 +67,16 @@ def _accumulator(c):
 
 def _mma_fp8(a, b, c):
     """m16n8k32 on FP8 fragments: the tensor cores of NVIDIA's sm_89 on
-    (e4m3fn); AMD's MFMA (gfx94x's FP8 one for e4m3fnuz, f16 ones on the
-    exactly decoded values otherwise); the CPU exactly (either format)."""
+    (e4m3fn) or their f16 form on the exactly decoded values (e4m3fnuz, and
+    sm_80 to sm_87); AMD's MFMA (gfx94x's FP8 one for e4m3fnuz, f16 ones on
+    the exactly decoded values otherwise); the CPU exactly (either format)."""
     for name, value, lanes in (("a", a, 16), ("b", b, 8)):
         if not isinstance(value, Value) or value.lanes != lanes or value.dtype is not a.dtype:
             raise TypeError(f"fx.mma: {name} must be a {lanes}-lane {a.dtype.name} fragment, got {value!r}")
     target = current().target
-    if target.name == "nvptx" and (int(target.cpu[3:]) < 89 or a.dtype.format.name != "e4m3fn"):
-        raise KernelError(f"fx.mma of {a.dtype.name} on {target.cpu}: NVIDIA's FP8 tensor cores are sm_89 "
-                          "and later, on Float8E4M3FN (convert other fragments to Float16: k=16)", *user_line())
+    if target.name == "nvptx" and int(target.cpu[3:]) < 80:
+        raise KernelError(f"fx.mma of {a.dtype.name} on {target.cpu}: NVIDIA's tensor cores take m16n8k16 "
+                          "and FP8 fragments from sm_80 on", *user_line())
     c = _accumulator(c)
     fmt = IR_FP8_FORMATS[a.dtype.format.name]
     return Value(current().builder.mma(a.id, b.id, c.id, line(), fp8=fmt), dtypes.Float32)

@@ -138,52 +138,78 @@ protected:
         return moved;
     }
 
-    // fx.mma as one mma.sync.m16n8k16 of the warp: the fragments' pairs
-    // packed as the intrinsic wants them (<2 x half>, or bf16 pairs in i32).
-    // f16 / bf16: the m16n8k16 intrinsic. FP8: m16n8k32 on e4m3 (sm_89 on,
-    // PTX ISA 8.4: the JIT raises the kernel's PTX version when it sees this
-    // instruction), for which LLVM 19 has no intrinsic: inline assembly.
+    // fx.mma as mma.sync of the warp, the fragments' pairs packed as the
+    // instruction wants them (<2 x half>, or bf16 pairs in i32).
+    // - f16 / bf16: the m16n8k16 intrinsic.
+    // - e4m3fn on sm_89 on: m16n8k32 on e4m3 (PTX ISA 8.4: the JIT raises the
+    //   kernel's PTX version when it sees this instruction), for which LLVM 19
+    //   has no intrinsic: inline assembly.
+    // - e4m3fnuz (the tensor cores have no such FP8), and e4m3fn before
+    //   sm_89: every value is an f16 value, so the bytes are decoded exactly
+    //   and two m16n8k16 cover k 0-15 and 16-31. No lane needs another's
+    //   bytes: k is only summed over, so each f16 MMA takes the k that this
+    //   lane holds in the m16n8k32 layout (a[8s + 0..7] and b[4s + 0..3] for
+    //   step s), A's and B's permuted alike: FP8 k 16s + 4t + j sits at the f16
+    //   MMA's k 2t + j (j < 2) or 2t + 6 + j (j >= 2).
     void mma(const ir::op& o) override
     {
-        if (o.attr == 0)
+        llvm::Value* a = value(o.operands[0]);
+        llvm::Value* b = value(o.operands[1]);
+        llvm::Value* c = value(o.operands[2]);
+        const auto format = static_cast<ir::fp8_format>(o.attr);
+        if (format == ir::fp8_format::e4m3fn && compute_capability() >= 89)
         {
-            const bool bf16 = kind_of(o.operands[0]) == scalar::bf16;
-            warp_mma(
-                o,
-                llvm::Intrinsic::getDeclaration(&m_out,
-                                                bf16 ? llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_bf16
-                                                     : llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_f32_f32));
+            bind(o.results[0], warp_mma(fp8_mma(), a, b, c));
             return;
         }
-        if (static_cast<ir::fp8_format>(o.attr) != ir::fp8_format::e4m3fn)
+        llvm::Function* f16 =
+            llvm::Intrinsic::getDeclaration(&m_out,
+                                            kind_of(o.operands[0]) == scalar::bf16
+                                                ? llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_bf16
+                                                : llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_f32_f32);
+        if (format == ir::fp8_format::none)
         {
-            unsupported(o,
-                        "fx.mma of Float8E4M3FNUZ is not supported on NVIDIA GPUs yet (their tensor cores "
-                        "take e4m3fn): convert the fragments to Float16 and use fx.mma's k=16 form");
+            bind(o.results[0], warp_mma(f16, a, b, c));
+            return;
         }
+        llvm::Value* a_halves = decode_fp8(a, format, llvm::FixedVectorType::get(m_b.getHalfTy(), 16));
+        llvm::Value* b_halves = decode_fp8(b, format, llvm::FixedVectorType::get(m_b.getHalfTy(), 8));
+        for (int s = 0; s < 2; ++s)
+        {
+            const int a0 = 8 * s;
+            const int b0 = 4 * s;
+            c = warp_mma(
+                f16,
+                m_b.CreateShuffleVector(a_halves, {a0, a0 + 1, a0 + 4, a0 + 5, a0 + 2, a0 + 3, a0 + 6, a0 + 7}),
+                m_b.CreateShuffleVector(b_halves, {b0, b0 + 1, b0 + 2, b0 + 3}),
+                c);
+        }
+        bind(o.results[0], c);
+    }
+
+    llvm::FunctionCallee fp8_mma()
+    {
         llvm::Type* f32 = m_b.getFloatTy();
         std::vector<llvm::Type*> parameters(6, m_b.getInt32Ty());
         parameters.insert(parameters.end(), 4, f32);
         auto* type =
             llvm::FunctionType::get(llvm::StructType::get(m_ctx, {f32, f32, f32, f32}), parameters, false);
-        warp_mma(o,
-                 {type,
-                  llvm::InlineAsm::get(type,
-                                       std::string(fp8_mma_instruction) +
-                                           " {$0,$1,$2,$3}, {$4,$5,$6,$7}, {$8,$9}, {$10,$11,$12,$13};",
-                                       "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f",
-                                       true)});
+        return {type,
+                llvm::InlineAsm::get(type,
+                                     std::string(fp8_mma_instruction) +
+                                         " {$0,$1,$2,$3}, {$4,$5,$6,$7}, {$8,$9}, {$10,$11,$12,$13};",
+                                     "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f",
+                                     true)};
     }
 
-    // One warp's MMA by `instruction`: a's and b's fragments as its 32-bit
-    // registers, then c's four floats; its four results are d.
-    void warp_mma(const ir::op& o, llvm::FunctionCallee instruction)
+    // One warp's d = a b + c by `instruction`: a's and b's fragments as its
+    // 32-bit registers, then c's four floats; its four results are d.
+    llvm::Value* warp_mma(llvm::FunctionCallee instruction, llvm::Value* a, llvm::Value* b, llvm::Value* c)
     {
         llvm::FunctionType* type = instruction.getFunctionType();
         std::vector<llvm::Value*> arguments;
-        for (unsigned operand = 0; operand < 2; ++operand)
+        for (llvm::Value* fragment : {a, b})
         {
-            llvm::Value* fragment = value(o.operands[operand]);
             const unsigned words = static_cast<unsigned>(fragment->getType()->getPrimitiveSizeInBits() / 32);
             llvm::Value* packed =
                 m_b.CreateBitCast(fragment, llvm::FixedVectorType::get(m_b.getInt32Ty(), words));
@@ -194,7 +220,6 @@ protected:
                                       type->getParamType(static_cast<unsigned>(arguments.size()))));
             }
         }
-        llvm::Value* c = value(o.operands[2]);
         for (unsigned i = 0; i < 4; ++i)
         {
             arguments.push_back(m_b.CreateExtractElement(c, i));
@@ -209,7 +234,7 @@ protected:
         {
             result = m_b.CreateInsertElement(result, m_b.CreateExtractValue(d, i), i);
         }
-        bind(o.results[0], result);
+        return result;
     }
 
     // FP8 -> f16 pairs by the conversion instruction of sm_89 on (e4m3fn);
