@@ -26,8 +26,8 @@ versions=("$@")
 ((${#versions[@]})) || read -ra versions <<<"${FLYRT_TEST_PYTHONS-3.10 3.12 3.13}"
 
 # Their results do not depend on the Python that traced the kernel.
-GENERATED_CODE_TESTS=(test_amdgpu test_atomics test_block test_fp8_mma test_math test_memory test_nvptx test_ops
-                      test_pa_decode)
+GENERATED_CODE_TESTS=(test_amdgpu test_atomics test_block test_fp8_mma test_fragments test_math test_memory
+                      test_nvptx test_ops test_pa_decode)
 
 on_ci=0
 [[ ${CI:-} =~ ^(1|true|yes)$ ]] && on_ci=1

@@ -3,8 +3,11 @@ FP8 A and B are converted to Float16 (exactly) as they are staged.
 
 A block of 4 warps computes a 64 x 32 tile of C: per step of 16 along K it
 stages A's 64 x 16 and B's 16 x 32 tiles in shared memory, then each warp
-multiplies its 16 rows by the 4 column groups of 8 with ``fx.mma`` (one
-``mma.sync`` each on NVIDIA GPUs; exact on the CPU)."""
+reads its fragments (``fx.a_fragment`` / ``fx.b_fragment``: one ``ldmatrix``
+each on NVIDIA GPUs) and multiplies its 16 rows by the 4 column groups of 8
+with ``fx.mma`` (one ``mma.sync`` each on NVIDIA GPUs; exact on the CPU).
+``gather=True`` reads the fragments element by element instead (what
+ldmatrix saves: tests/bench/bench_gpu_fp8_mma.py measures both)."""
 
 import flyrt.compiler as flyc
 import flyrt.expr as fx
@@ -14,7 +17,7 @@ BM, BN, BK = 16 * WARPS, 32, 16  # BN: 4 column groups of 8
 
 
 @flyc.kernel(known_block_size=(32 * WARPS, 1, 1))
-def gemm_mma_kernel(a: fx.Tensor, b: fx.Tensor, c: fx.Tensor):
+def gemm_mma_kernel(a: fx.Tensor, b: fx.Tensor, c: fx.Tensor, gather: fx.Constexpr[bool]):
     m, k_total = a.shape
     n = b.shape[1]
     t = fx.thread_idx.x
@@ -33,19 +36,28 @@ def gemm_mma_kernel(a: fx.Tensor, b: fx.Tensor, c: fx.Tensor):
             r, q = (e + t) // BN, (e + t) % BN
             b_tile[r, q] = b[k0 + r, col0 + q].to(tile_type) if k0 + r < k_total and col0 + q < n else 0.0
         fx.barrier()
-        accs = tile_products(a_tile, b_tile, warp, accs, BK)
+        accs = tile_products(a_tile, b_tile, warp, accs, gather)
         fx.barrier()
     store_tile(c, accs, row0 + warp * 16, col0)
 
 
-def tile_products(a_tile, b_tile, warp, accs, k):
+def tile_products(a_tile, b_tile, warp, accs, gather, b_transposed=False):
     """accs plus warp `warp`'s 16 rows of the A tile times the B tile's 4
-    column groups of 8: one fx.mma each (k: 16, or 32 on FP8 fragments)."""
-    rows = [fx.a_position(i, k=k) for i in range(k // 2)]
-    fa = fx.Vector.from_elements([a_tile[(warp * 16 + row, column)] for row, column in rows])
-    columns = [fx.b_position(i, k=k) for i in range(k // 4)]
-    return [fx.mma(fa, fx.Vector.from_elements([b_tile[(row, j * 8 + column)] for row, column in columns]), acc)
-            for j, acc in enumerate(accs)]
+    column groups of 8 (`b_transposed`: the tile holds B's transpose, N x K):
+    one fx.mma each (K 16, or 32 on FP8 fragments). `gather`: the fragments
+    element by element."""
+    if gather:
+        k = 32 if a_tile.dtype.is_fp8 else 16
+        fa = fx.Vector.from_elements([a_tile[warp * 16 + r, q] for r, q in (fx.a_position(i, k=k)
+                                                                             for i in range(k // 2))])
+        b_at = (lambda r, q: b_tile[q, r]) if b_transposed else (lambda r, q: b_tile[r, q])
+        fbs = [fx.Vector.from_elements([b_at(r, j * 8 + q) for r, q in (fx.b_position(i, k=k) for i in range(k // 4))])
+               for j in range(len(accs))]
+    else:
+        fa = fx.a_fragment(a_tile, warp * 16, 0)
+        fbs = [fx.b_fragment(b_tile, j * 8, 0, transposed=True) if b_transposed else fx.b_fragment(b_tile, 0, j * 8)
+               for j in range(len(accs))]
+    return [fx.mma(fa, fb, acc) for fb, acc in zip(fbs, accs)]
 
 
 def store_tile(c, accs, row0, col0):
@@ -59,6 +71,6 @@ def store_tile(c, accs, row0, col0):
 
 
 @flyc.jit
-def gemm_mma(a: fx.Tensor, b: fx.Tensor, c: fx.Tensor):
+def gemm_mma(a: fx.Tensor, b: fx.Tensor, c: fx.Tensor, gather: fx.Constexpr[bool] = False):
     m, n = c.shape
-    gemm_mma_kernel(a, b, c).launch(grid=((n + BN - 1) // BN, (m + BM - 1) // BM), block=(32 * WARPS,))
+    gemm_mma_kernel(a, b, c, gather).launch(grid=((n + BN - 1) // BN, (m + BM - 1) // BM), block=(32 * WARPS,))

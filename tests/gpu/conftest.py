@@ -33,6 +33,11 @@ else:
     from test_invalidation import make_module  # noqa: F401  (its fixture, for test_cuda_invalidation)
 
 
+def pytest_configure(config):
+    # tests/runtime's marker, on the CPU tests whose kernels these reuse
+    config.addinivalue_line("markers", "compiled_for(*targets): see tests/runtime/conftest.py")
+
+
 def pytest_report_header(config):
     if REASON is not None:
         return f"GPU tests (tests/gpu): not run: {REASON}"

@@ -95,6 +95,8 @@ def test_nvidia_kernels_use_the_fp8_tensor_cores(arch):
     ptxas.assemble(ptx, f"_mma_fp8_{arch}")
     plain = gemm_fp8.lower(fp8.quantize(np.ones((64, 32)), "e4m3fn"), fp8.quantize(np.ones((32, 32)), "e4m3fn"),
                            np.zeros((64, 32), np.float32), target="cuda", arch=arch).device_code["gemm_fp8_kernel"]
+    assert "ldmatrix.sync.aligned.m8n8.x4.shared.b16" in plain  # A's fragments
+    assert "ldmatrix.sync.aligned.m8n8.x2.shared.b16" in plain  # B's, from its transpose
     ptxas.assemble(plain, "gemm_fp8_kernel")
     f16 = matrix.inputs(1)
     plain = matrix.mma.lower(*f16, np.zeros_like(f16[2]), target="cuda", arch=arch).device_code["_mma"]

@@ -85,6 +85,9 @@ public:
     void async_commit(int line);
     // Waits until at most `pending` of the thread's committed groups are still in flight.
     void async_wait(int pending, int line);
+    // A warp's `matrices` 8x8 matrices of 16-bit words from shared memory, each lane naming one
+    // row (ir.hpp's matrix_load); `transposed`: each lane's share of their transposes.
+    value_id matrix_load(value_id ptr, value_id offset, int matrices, bool transposed, int line);
     // Formatted output from a kernel thread: `format` has one C conversion per value.
     void print(const std::string& format, const std::vector<value_id>& values, int line);
     // A static shared-memory array of `bytes` for this kernel; returns its pointer.

@@ -110,6 +110,10 @@ enum class opcode : std::uint8_t
                   // promised to be a multiple of. A false fill writes zeros and reads nothing.
     async_commit, // closes the group of the thread's async copies issued since the last
     async_wait,   // int_value: the groups that may stay pending; the thread's older ones land
+    matrix_load,  // ptr (shared), offset (elements) -> a warp's 8x8 matrices of 16-bit words (attr: 1, 2
+                  // or 4), matrix j's row r at the offset lane 8j + r holds; each lane gets its 32-bit
+                  // share of each (row lane / 4, words 2 (lane % 4) + 0..1), or of its transpose
+                  // (int_value 1). NVIDIA's ldmatrix: the frontend emits it for that target alone
     ret,
 };
 

@@ -16,13 +16,21 @@
 namespace flyrt::ir
 {
 
+// A barrier, or an op of a warp's lanes together (shuffle, mma, matrix load):
+// every thread must reach it.
+inline bool reached_together(opcode code)
+{
+    return code == opcode::barrier || code == opcode::shuffle || code == opcode::mma ||
+           code == opcode::matrix_load;
+}
+
 class uniformity
 {
 public:
     explicit uniformity(const function& f);
 
     bool varying(value_id id) const { return m_varying.at(static_cast<std::size_t>(id)); }
-    // Whether `o` is, or contains, a barrier or a warp operation (shuffle, mma).
+    // Whether `o` is, or contains, an op reached_together.
     bool synchronizes(const op& o) const;
     bool any_sync() const { return m_any_sync; }
 

@@ -18,6 +18,7 @@ from .language.block import (
     barrier, block_dim, block_idx, dynamic_shared, grid_dim, lane_id, set_warp_size, shared, shuffle, shuffle_xor,
     thread_idx, warp_reduce, warp_size
 )
+from .language.fragments import a_fragment, b_fragment
 from .language.matrix import a_position, b_position, c_position, mma
 from .language.printing import printf
 from .language.reads import number

@@ -80,6 +80,11 @@ void function_lowering::mma(const ir::op&)
     throw std::logic_error("flyrt: fx.mma outside a kernel");
 }
 
+void function_lowering::matrix_load(const ir::op&)
+{
+    throw std::logic_error("flyrt: a matrix load on a target other than NVIDIA's");
+}
+
 llvm::Value* function_lowering::shared_memory()
 {
     throw std::logic_error("flyrt: shared memory outside a kernel");
@@ -265,6 +270,9 @@ void function_lowering::emit_op(const ir::op& o)
         break;
     case opcode::mma:
         mma(o);
+        break;
+    case opcode::matrix_load:
+        matrix_load(o);
         break;
     case opcode::atomic:
         atomic(o);

@@ -41,6 +41,8 @@ protected:
     virtual void barrier(const ir::op& o);
     virtual void shuffle(const ir::op& o);
     virtual void mma(const ir::op& o);
+    // ldmatrix: the verifier lets it reach NVIDIA's lowering alone.
+    virtual void matrix_load(const ir::op& o);
     // The block's shared memory (static arrays, then `smem=`), as a byte pointer.
     virtual llvm::Value* shared_memory();
     // FP8 bytes (u8 scalar or vector) decoded exactly to float type `to`;

@@ -88,6 +88,7 @@ private:
             }
             return in;
         case opcode::load:
+        case opcode::matrix_load:
         case opcode::store:
         case opcode::atomic:
             check_access(o, in);
@@ -130,7 +131,7 @@ private:
             return;
         }
         const pending_copy& copy = it->second;
-        const std::string how = o.code == opcode::load ? "reads" : "writes";
+        const std::string how = o.code == opcode::load || o.code == opcode::matrix_load ? "reads" : "writes";
         const std::string wait =
             copy.commits_after == 0
                 ? "fx.async_commit() and then fx.async_wait(0)"

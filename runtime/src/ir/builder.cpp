@@ -273,6 +273,17 @@ void function_builder::async_copy(value_id dst,
     o.int_value = align;
 }
 
+value_id function_builder::matrix_load(value_id ptr, value_id offset, int matrices, bool transposed, int line)
+{
+    op& o = append(opcode::matrix_load, {ptr, offset}, line);
+    o.attr = matrices;
+    o.int_value = transposed ? 1 : 0;
+    type t{type_of(ptr).pointee};
+    const int bits = bit_width(t.kind);
+    t.lanes = static_cast<std::uint8_t>(bits == 8 || bits == 16 ? matrices * 32 / bits : 1); // else: refused
+    return result(o, t);
+}
+
 void function_builder::async_commit(int line)
 {
     append(opcode::async_commit, {}, line);

@@ -95,11 +95,11 @@ namespace
 const char* opcode_name(opcode code)
 {
     static const char* const names[] = {
-        "constant", "special",    "unary",        "binary",     "compare", "select",  "fma",
-        "cast",     "bitcast",    "load",         "store",      "if",      "for",     "while",
-        "yield",    "condition",  "launch",       "report",     "barrier", "shuffle", "shared",
-        "extract",  "insert",     "broadcast",    "reduce",     "mma",     "atomic",  "fence",
-        "print",    "async_copy", "async_commit", "async_wait", "return"};
+        "constant", "special",    "unary",        "binary",     "compare",     "select",  "fma",
+        "cast",     "bitcast",    "load",         "store",      "if",          "for",     "while",
+        "yield",    "condition",  "launch",       "report",     "barrier",     "shuffle", "shared",
+        "extract",  "insert",     "broadcast",    "reduce",     "mma",         "atomic",  "fence",
+        "print",    "async_copy", "async_commit", "async_wait", "matrix_load", "return"};
     return names[static_cast<int>(code)];
 }
 
@@ -184,6 +184,10 @@ private:
             else if (o->code == opcode::async_copy)
             {
                 m_out << ".x" << o->attr << ".align" << o->int_value;
+            }
+            else if (o->code == opcode::matrix_load)
+            {
+                m_out << ".x" << o->attr << (o->int_value != 0 ? ".trans" : "");
             }
             else if (o->code == opcode::async_wait)
             {

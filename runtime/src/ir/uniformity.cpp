@@ -7,7 +7,7 @@ namespace
 
 bool scan_sync(const op& o, std::unordered_map<const op*, bool>& memo)
 {
-    bool found = o.code == opcode::barrier || o.code == opcode::shuffle || o.code == opcode::mma;
+    bool found = reached_together(o.code);
     for (const auto& r : o.regions)
     {
         for (const auto& inner : r->ops)
@@ -86,6 +86,7 @@ bool uniformity::visit(const region& r)
             break;
         case opcode::shuffle:
         case opcode::mma:
+        case opcode::matrix_load:
         case opcode::atomic: // each thread sees the element as the others left it
             for (value_id result : o.results)
             {

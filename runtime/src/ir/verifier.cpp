@@ -349,6 +349,9 @@ private:
         case opcode::mma:
             check_mma(o, kernel);
             break;
+        case opcode::matrix_load:
+            check_matrix_load(o, kernel);
+            break;
         case opcode::atomic:
             check_atomic(o, kernel);
             break;
@@ -495,6 +498,25 @@ private:
         }
     }
 
+    void check_matrix_load(const op& o, bool kernel)
+    {
+        expect_count(o, 2, 1);
+        const type& p = m_fn.type_of(o.operands[0]);
+        const int bits = bit_width(p.pointee);
+        if (!kernel || p.kind != scalar::ptr || p.space != address_space::shared ||
+            !is_integer(m_fn.type_of(o.operands[1]).kind))
+        {
+            fail("a matrix load reads a shared array, in a kernel", o.loc);
+        }
+        if ((o.attr != 1 && o.attr != 2 && o.attr != 4) || !(bits == 16 || (bits == 8 && o.int_value == 0)))
+        {
+            fail("a matrix load takes 1, 2 or 4 matrices of 16-bit words (of 16-bit or 8-bit elements, "
+                 "transposed only 16-bit ones); got " +
+                     std::to_string(o.attr) + " of " + to_string(p),
+                 o.loc);
+        }
+    }
+
     void check_launch(const op& o)
     {
         if (m_fn.kind != function_kind::host)
@@ -577,12 +599,18 @@ private:
             {
                 check_mma_target(*o);
             }
-            if ((o->code == opcode::barrier || o->code == opcode::shuffle || o->code == opcode::mma) &&
-                m_divergent != nullptr)
+            if (o->code == opcode::matrix_load && m_target.kind != target_kind::nvptx)
+            {
+                throw verify_error("a matrix load (ldmatrix) exists on NVIDIA GPUs only; this target is " +
+                                       m_target.name(),
+                                   o->loc);
+            }
+            if (reached_together(o->code) && m_divergent != nullptr)
             {
                 const char* what = o->code == opcode::barrier   ? "fx.barrier()"
                                    : o->code == opcode::shuffle ? "a warp shuffle"
-                                                                : "fx.mma";
+                                   : o->code == opcode::mma     ? "fx.mma"
+                                                                : "a fragment load from shared memory";
                 throw verify_error(
                     std::string(what) + " in kernel " + m_fn.name +
                         " sits under control flow that depends on the thread (the branch or loop "

@@ -184,6 +184,7 @@ void bind_ir(py::module_& m)
         .def("async_copy", &ir::function_builder::async_copy)
         .def("async_commit", &ir::function_builder::async_commit)
         .def("async_wait", &ir::function_builder::async_wait)
+        .def("matrix_load", &ir::function_builder::matrix_load)
         .def("shared", &ir::function_builder::shared)
         .def("dynamic_shared", &ir::function_builder::dynamic_shared)
         .def("load_vector",

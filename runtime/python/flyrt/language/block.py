@@ -39,7 +39,9 @@ def _shared_tensor(name, dtype, shape, pointer):
     shape = tuple(int(s) for s in shape)
     strides = [math.prod(shape[i + 1 :]) for i in range(len(shape))]
     native = [pointer] + [constant(s, dtypes.Int32).id for s in shape] + [constant(s, dtypes.Int32).id for s in strides]
-    return TensorValue(name, dtype, native, contiguous=True)
+    array = TensorValue(name, dtype, native, contiguous=True)
+    array.shared_shape = shape
+    return array
 
 
 def shared(shape, dtype):

@@ -41,6 +41,7 @@ class TensorValue:
         self.contiguous = contiguous
         self.base_align = base_align  # bytes the data pointer is a multiple of (specialized on, up to 16)
         self.written = False  # a store into it was traced
+        self.shared_shape = None  # an fx.shared array's shape, in Python ints
 
     @property
     def ndim(self):

@@ -162,11 +162,10 @@ protected:
             bind(o.results[0], warp_mma(fp8_mma(), a, b, c));
             return;
         }
-        llvm::Function* f16 =
-            llvm::Intrinsic::getDeclaration(&m_out,
-                                            kind_of(o.operands[0]) == scalar::bf16
-                                                ? llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_bf16
-                                                : llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_f32_f32);
+        llvm::Function* f16 = llvm::Intrinsic::getDeclaration(
+            &m_out,
+            kind_of(o.operands[0]) == scalar::bf16 ? llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_bf16
+                                                   : llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_f32_f32);
         if (format == ir::fp8_format::none)
         {
             bind(o.results[0], warp_mma(f16, a, b, c));
@@ -178,13 +177,52 @@ protected:
         {
             const int a0 = 8 * s;
             const int b0 = 4 * s;
-            c = warp_mma(
-                f16,
-                m_b.CreateShuffleVector(a_halves, {a0, a0 + 1, a0 + 4, a0 + 5, a0 + 2, a0 + 3, a0 + 6, a0 + 7}),
-                m_b.CreateShuffleVector(b_halves, {b0, b0 + 1, b0 + 2, b0 + 3}),
-                c);
+            c = warp_mma(f16,
+                         m_b.CreateShuffleVector(
+                             a_halves, {a0, a0 + 1, a0 + 4, a0 + 5, a0 + 2, a0 + 3, a0 + 6, a0 + 7}),
+                         m_b.CreateShuffleVector(b_halves, {b0, b0 + 1, b0 + 2, b0 + 3}),
+                         c);
         }
         bind(o.results[0], c);
+    }
+
+    // ldmatrix of 1, 2 or 4 matrices (their rows: 16 bytes at a multiple of 16,
+    // which the frontend proves); each lane's 32-bit words, one a matrix.
+    void matrix_load(const ir::op& o) override
+    {
+        static constexpr llvm::Intrinsic::ID plain[] = {
+            llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x1_b16,
+            llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x2_b16,
+            llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x4_b16};
+        static constexpr llvm::Intrinsic::ID transposed[] = {
+            llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x1_trans_b16,
+            llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x2_trans_b16,
+            llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x4_trans_b16};
+        const int which = o.attr == 1 ? 0 : o.attr == 2 ? 1 : 2;
+        llvm::Type* element = llvm_type(m_fn.type_of(o.operands[0]).pointee);
+        llvm::Value* row = address(o, element);
+        llvm::CallInst* words =
+            m_b.CreateIntrinsic(o.int_value != 0 ? transposed[which] : plain[which], {row->getType()}, {row});
+        words->addFnAttr(llvm::Attribute::Convergent);
+        llvm::Value* packed = words;
+        if (o.attr == 1)
+        {
+            packed = m_b.CreateInsertElement(
+                llvm::PoisonValue::get(llvm::FixedVectorType::get(m_b.getInt32Ty(), 1)),
+                words,
+                std::uint64_t(0));
+        }
+        else
+        {
+            llvm::Value* vector = llvm::PoisonValue::get(
+                llvm::FixedVectorType::get(m_b.getInt32Ty(), static_cast<unsigned>(o.attr)));
+            for (unsigned m = 0; m < static_cast<unsigned>(o.attr); ++m)
+            {
+                vector = m_b.CreateInsertElement(vector, m_b.CreateExtractValue(words, m), m);
+            }
+            packed = vector;
+        }
+        bind(o.results[0], m_b.CreateBitCast(packed, llvm_type(m_fn.type_of(o.results[0]))));
     }
 
     llvm::FunctionCallee fp8_mma()
