@@ -31,3 +31,39 @@ def say(x: fx.Tensor):
     shout(x).launch(block=(4,))
 """
 PRINTED = [f"thread {i} holds {i}.0" for i in range(4)]
+
+# A module with an autotuned launcher whose two configs differ in cost by
+# construction (3000 helper calls per element or 3), and a do_bench that
+# counts what it timed (TIMED). A call from ones gives 1.875 everywhere.
+AUTOTUNED = """\
+import flyrt.compiler as flyc
+import flyrt.expr as fx
+
+OFFSET = 1.0
+UNRELATED = 0
+
+def helper(v):
+    return v * 0.5 + OFFSET
+
+@flyc.kernel
+def _work(x: fx.Tensor, n: fx.Int32, REPS: fx.Constexpr[int]):
+    i = fx.block_idx.x * fx.block_dim.x + fx.thread_idx.x
+    if i < n:
+        acc = x[i]
+        for _ in range(REPS):
+            acc = helper(acc)
+        x[i] = acc
+
+def timed(fn, quantiles=None):
+    TIMED.append(fn)
+    from flyrt.testing import do_bench
+    return do_bench(fn, warmup=1, rep=5, quantiles=quantiles, device="cpu")
+
+TIMED = []
+
+@flyc.autotune(configs=[flyc.Config({"REPS": 3000}), flyc.Config({"REPS": 3})], key=["n"], restore_value=["x"],
+               do_bench=timed)
+@flyc.jit
+def work(x: fx.Tensor, n: fx.Int32, REPS: fx.Constexpr[int]):
+    _work(x, n, REPS).launch(grid=((n + 63) // 64,), block=(64,))
+"""

@@ -5,6 +5,8 @@ from .frontend.kernel import KernelFunction
 from .invalidation.factories import StaleLauncherError, compile_cache
 from .runtime.compile_log import compile_log
 from .runtime.launcher import JitFunction, jit
+from .tuning.autotuner import AutotuneError, Autotuner, autotune
+from .tuning.config import Config
 
 
 def kernel(fn=None, *, known_block_size=None, name=None, min_blocks_per_sm=0):

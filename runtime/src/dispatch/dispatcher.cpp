@@ -59,6 +59,26 @@ py::tuple dispatcher::specialize_for(PyObject* args, PyObject* kwargs, target_ch
     return py::make_tuple(state.bound_tuple(), state.key_tuple());
 }
 
+placement dispatcher::place(call_state& state) const
+{
+    const placement where = choose_target(m_target != target_choice::automatic ? m_target : default_target(),
+                                          state.devices,
+                                          m_specializer.params(),
+                                          m_name);
+    state.key[1] = static_cast<std::int64_t>(where.target);
+    state.key[2] = where.device;
+    return where;
+}
+
+py::tuple dispatcher::key_of_call(PyObject* args, PyObject* kwargs)
+{
+    scratch held;
+    call_state& state = *held;
+    m_specializer.specialize(args, kwargs, state);
+    place(state);
+    return state.key_tuple();
+}
+
 py::object dispatcher::call(PyObject* args, PyObject* kwargs)
 {
     if (tracing())
@@ -69,10 +89,7 @@ py::object dispatcher::call(PyObject* args, PyObject* kwargs)
     call_state& state = *held;
     m_specializer.specialize(args, kwargs, state);
     const std::vector<param_spec>& params = m_specializer.params();
-    const placement where = choose_target(
-        m_target != target_choice::automatic ? m_target : default_target(), state.devices, params, m_name);
-    state.key[1] = static_cast<std::int64_t>(where.target);
-    state.key[2] = where.device;
+    const placement where = place(state);
 
     // Held while it runs: another thread may evict it meanwhile (a long CPU
     // launch lets other Python threads run, cpu_launch.hpp).

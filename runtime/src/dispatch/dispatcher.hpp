@@ -41,6 +41,9 @@ public:
     // (bound arguments, key) of a call for `target` without running it, for
     // compiling ahead (host arrays stand for device tensors).
     pybind11::tuple specialize_for(PyObject* args, PyObject* kwargs, target_choice target);
+    // The key a call with these arguments looks its artifact up by (its
+    // target and device chosen as the call chooses them).
+    pybind11::tuple key_of_call(PyObject* args, PyObject* kwargs);
 
     artifact_cache& cache() { return m_cache; }
     const artifact_cache& cache() const { return m_cache; }
@@ -50,6 +53,8 @@ public:
 
 private:
     class scratch;
+    // Chooses where the call runs and writes it into the key.
+    placement place(call_state& state) const;
 
     std::string m_name;
     target_choice m_target = target_choice::automatic;

@@ -161,6 +161,9 @@ void bind_dispatch(py::module_& m)
                  return d.specialize_for(
                      args.ptr(), kwargs.ptr(), static_cast<dispatch::target_choice>(target));
              })
+        .def("_key_of_call",
+             [](dispatcher& d, const py::tuple& args, const py::dict& kwargs)
+             { return d.key_of_call(args.ptr(), kwargs.ptr()); })
         .def_property(
             "_target_code",
             [](const dispatcher& d) { return static_cast<int>(d.target()); },

@@ -27,6 +27,7 @@ AUTO, CPU, CUDA, HIP = (_CODES[name] for name in ("auto", "cpu", "cuda", "hip"))
 NAMES = {code: name for name, code in _CODES.items()}
 _compile_only_arch = None
 _chosen = False  # whether set_target or set_compile_only has chosen (else the environment does)
+_default = "auto"  # the name set_target was last given
 
 
 def code_of(name):
@@ -40,9 +41,15 @@ def code_of(name):
 def set_target(name):
     """Chooses the target of every launcher that has no choice of its own:
     "auto" (by the tensors), "cpu", "cuda" or "hip"."""
-    global _chosen
+    global _chosen, _default
     _core.set_default_target(code_of(name))
-    _chosen = True
+    _chosen, _default = True, str(name).lower()
+
+
+def default_name():
+    """The target of launchers with no choice of their own: "auto", "cpu", "cuda" or "hip"."""
+    follow_environment()
+    return _default
 
 
 def follow_environment():

@@ -33,12 +33,13 @@ class StaleCall:
     once known: "compiled", "disk cache", "reused" (an earlier artifact
     whose dependencies match again, A -> B -> A) or "re-tuned" (an autotuned
     config, dropped for the code it was tuned for); `where`, a GPU's name when
-    the artifact is for one."""
+    the artifact is for one; `detail`, when set, what the notice says after
+    the reasons in place of the outcome's usual words."""
 
-    __slots__ = ("what", "reasons", "outcome", "where")
+    __slots__ = ("what", "reasons", "outcome", "where", "detail")
 
     def __init__(self, what, reasons):
-        self.what, self.reasons, self.outcome, self.where = what, reasons, "compiled", None
+        self.what, self.reasons, self.outcome, self.where, self.detail = what, reasons, "compiled", None, None
 
 
 def note_recompile(what, reasons):
@@ -116,7 +117,9 @@ def format_notice(notices, recompiled=()):
     for notice in recompiled:
         why = "; ".join(dict.fromkeys(notice.reasons))
         what = f"{notice.what} for {notice.where}" if notice.where else notice.what
-        if notice.outcome == "reused":
+        if notice.detail:
+            lines.append(f"flyrt: {notice.outcome} {what}: {why}; {notice.detail}")
+        elif notice.outcome == "reused":
             lines.append(f"flyrt: re-validated {what}: {why}; reused the artifact built earlier for what "
                          "it reads now (nothing recompiled)")
         elif notice.outcome == "re-tuned":

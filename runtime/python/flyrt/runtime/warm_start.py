@@ -15,23 +15,20 @@ remembered: the compile log says so, and the next process traces.
 """
 
 import hashlib
-import json
 import os
 import re
-import tempfile
 import types
-import warnings
 
 from ..core import specialization
 from ..core.fingerprint import filled, fingerprint
 from ..core.user_code import probe
 from ..invalidation import manifests
-from . import cache_trust, disk_cache
+from . import disk_cache, sealed_json
 
 _KEPT = 8  # versions per launcher and specialization (A -> B -> A across processes)
 
 
-def _closure_functions(fn):
+def closure_functions(fn):
     """Functions reachable from `fn`'s closure, by id: the kernels and helpers
     a factory defined, whose code the launcher's fingerprint covers."""
     found, stack = {}, [fn]
@@ -65,27 +62,7 @@ def _path(name):
 def _entries(name, warn=True):
     """The versions stored for `name`; an unreadable or untrusted manifest is
     said once, by the lookup (warn), and replaced by the next compile's."""
-    path = _path(name)
-    data = disk_cache.read_trusted(path, warn)
-    if data is None:
-        return []
-    try:
-        stored = json.loads(data)
-        entries = stored["entries"]
-        if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
-            raise ValueError("not a list of entries")
-        if not cache_trust.sealed(_canonical(entries), bytes.fromhex(stored["seal"])):
-            raise ValueError("its seal does not match its entries: tampered, unsigned or signed with another key")
-        return entries
-    except (ValueError, KeyError, TypeError) as error:
-        if warn:
-            warnings.warn(f"flyrt: unreadable warm-start manifest {path} ({error}); not used, and rewritten by the "
-                          "next compile", disk_cache.CorruptEntryWarning, stacklevel=3)
-        return []
-
-
-def _canonical(entries):
-    return json.dumps(entries, sort_keys=True).encode()
+    return sealed_json.read(_path(name), "warm-start manifest", warn)
 
 
 def lookup(launcher, name):
@@ -96,7 +73,7 @@ def lookup(launcher, name):
         if not _well_formed(entry) or not manifests.holds(specs):
             continue
         recorder = manifests.recorder_from(specs)
-        for function in _closure_functions(launcher.fn).values():
+        for function in closure_functions(launcher.fn).values():
             recorder.function(function)
         manifests.restore_readers(recorder, entry.get("readers"))
         return entry, recorder
@@ -114,28 +91,10 @@ def _well_formed(entry):
 def remember(launcher, name, recorder, obj, host_name, written):
     """Writes what a compile of `name` read beside its object `obj`; returns
     None, or why it could not (nothing raised: the launch never depends on it)."""
-    specs = manifests.describe(recorder, covered=_closure_functions(launcher.fn))
+    specs = manifests.describe(recorder, covered=closure_functions(launcher.fn))
     if specs is None:
         return "it read something known only by identity (an object, a buffer or a nested function)"
     entries = [e for e in _entries(name, warn=False) if e.get("deps") != specs]
     entries.append({"deps": specs, "object": obj, "host": host_name, "written": written,
                     "readers": manifests.readers(recorder)})
-    path = _path(name)
-    if not cache_trust.directory_usable(disk_cache.directory()):
-        return "the disk cache's directory is not trusted"
-    temporary = None
-    try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        fd, temporary = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-")
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            kept = entries[-_KEPT:]
-            json.dump({"entries": kept, "seal": cache_trust.seal(_canonical(kept)).hex()}, f)
-        os.replace(temporary, path)
-    except OSError as error:
-        if temporary is not None:
-            try:
-                os.unlink(temporary)
-            except OSError:
-                pass
-        return f"the manifest could not be written ({error})"
-    return None
+    return sealed_json.write(_path(name), entries[-_KEPT:], "manifest")

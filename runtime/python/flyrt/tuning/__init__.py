@@ -1,0 +1,1 @@
+"""Timing and tuning: do_bench, the autotuner and what it keeps."""

@@ -1,0 +1,369 @@
+"""``@flyc.autotune``: a launcher called with the fastest of its configs,
+timed per key on the first call that needs it, as Triton's autotuner does,
+and tuned again when the code it was timed with changes (tuned_results.py).
+
+A call binds its arguments, makes the key (the `key` arguments' values, a
+tensor's shape in place of the tensor, every tensor's dtype and device, the
+launcher's target), and looks the key's result up: in memory (checked by
+its guard, nanoseconds when nothing changed), else an earlier result whose
+code matches again, else one on disk whose manifest holds here, else it
+times each config with ``do_bench`` and keeps the fastest. Then it calls the
+launcher with the config's arguments.
+"""
+
+import copy
+import functools
+import hashlib
+import time
+import traceback
+import weakref
+
+from ..core import settings
+from ..core.cache_info import CacheInfo
+from ..core.errors import users_frames
+from ..core.fingerprint import fingerprint
+from ..drivers import cuda as cuda_driver
+from ..drivers import targets
+from ..interpret import mode as interpret_mode
+from ..invalidation import registry
+from ..runtime import compile_log
+from ..runtime.launcher import JitFunction
+from . import timing
+from .trials import Progress, table
+from .tuned_results import Trial, TunedResult, TunedStore, portable_key, tie
+
+_HISTORY = 8  # earlier results kept per key, for A -> B -> A
+_definitions = weakref.WeakValueDictionary()  # (module, name) -> the latest autotuner defined there
+
+
+class AutotuneError(RuntimeError):
+    """No config of an autotuned launcher could run; the message lists why, per config."""
+
+
+def _problem(error):
+    """Why a config could not run, with the user's line it failed at."""
+    frames = traceback.extract_tb(users_frames(error.__traceback__) or error.__traceback__)
+    where = f" at {frames[-1].filename}:{frames[-1].lineno}" if frames else ""
+    first = str(error).strip().splitlines()[0] if str(error).strip() else ""
+    return f"{type(error).__name__}{where}: {first}" if first else f"{type(error).__name__}{where}"
+
+
+def _key_part(value):
+    shape = getattr(value, "shape", None)
+    return tuple(int(n) for n in shape) if shape is not None and hasattr(value, "dtype") else value
+
+
+def _tensor_traits(value):
+    """(dtype, device) of a tensor argument, as the key tells them apart
+    (an FP8 numpy array's format lives in its dtype's metadata)."""
+    dtype = value.dtype
+    metadata = getattr(dtype, "metadata", None)
+    text = f"{dtype}{sorted(metadata.items()) if metadata else ''}"
+    return text, str(getattr(value, "device", "cpu"))
+
+
+class Autotuner:
+    def __init__(self, launcher, configs, key, prune_configs_by=None, reset_to_zero=None, restore_value=None,
+                 warmup=25, rep=100, do_bench=None):
+        if not isinstance(launcher, JitFunction):
+            raise TypeError(f"flyc.autotune decorates a @flyc.jit launcher, not {launcher!r}")
+        name = launcher.__qualname__
+        parameters = list(launcher.signature.parameters)
+        self.configs = list(configs)
+        if not self.configs:
+            raise ValueError(f"autotune of launcher '{name}': no configs given")
+
+        def check(what, names):
+            unknown = [n for n in names if n not in parameters]
+            if unknown:
+                raise ValueError(f"autotune of launcher '{name}': {what} {', '.join(map(repr, unknown))} names no "
+                                 f"parameter; its parameters are {', '.join(parameters)}")
+
+        check("key", key)
+        check("reset_to_zero", reset_to_zero or ())
+        check("restore_value", restore_value or ())
+        tuned = []
+        for config in self.configs:
+            check(f"config {config.describe()} sets", config.all_kwargs())
+            tuned.extend(name for name in config.all_kwargs() if name not in tuned)
+        clash = [n for n in tuned if n in key]
+        if clash:
+            raise ValueError(f"autotune of launcher '{name}': {', '.join(map(repr, clash))} is both tuned and in the "
+                             "key")
+        self.fn, self.keys = launcher, list(key)
+        self._tuned_names = tuned
+        prune = dict(prune_configs_by or {})
+        self._early_prune, self._perf_model = prune.get("early_config_prune"), prune.get("perf_model")
+        self._top_k = prune.get("top_k", 1.0)
+        self.reset_to_zero, self.restore_value = list(reset_to_zero or ()), list(restore_value or ())
+        self._do_bench, self._warmup, self._rep = do_bench, warmup, rep
+        functools.update_wrapper(self, launcher, updated=())
+        self.best_config = None  # the config of the latest call
+        self._results, self._earlier = {}, {}  # key -> TunedResult; key -> [earlier TunedResults]
+        self._latest = None  # (key, TunedResult) of the latest tuning or reuse
+        self._counts = {"hits": 0, "misses": 0, "tunings": 0, "evictions": 0}
+        self._store = TunedStore(launcher, self.configs)
+        self.not_persisted = None  # why the latest tuning's result is not on disk (None: it is, or the cache is off)
+        self._adopt_earlier_definition()
+
+    def _adopt_earlier_definition(self):
+        """A definition run again (its cell re-run, its module reloaded) makes
+        a new autotuner: it takes over the results of the one before when
+        that has the same configs and, now, the same code; each result's own
+        guard then says whether it still fits (and a notice why not)."""
+        where = (self.fn.fn.__module__, self.__qualname__)
+        before = _definitions.get(where)
+        _definitions[where] = self
+        if before is None or before.configs != self.configs or fingerprint(before.fn.fn) != fingerprint(self.fn.fn):
+            return
+        self._results, self._earlier = dict(before._results), {k: list(v) for k, v in before._earlier.items()}
+
+    def __repr__(self):
+        return f"<flyrt autotuned launcher {self.__qualname__}: {len(self.configs)} configs, key {self.keys}>"
+
+    # -- the call -------------------------------------------------------------
+
+    def __call__(self, *args, **kwargs):
+        __tracebackhide__ = True
+        given = [name for name in self._tuned_names if name in kwargs]
+        if given:
+            raise TypeError(f"autotuned launcher '{self.__qualname__}': {', '.join(given)} is set by its configs, "
+                            "not by the call")
+        named = self.fn.signature.bind_partial(*args, **kwargs)
+        named.apply_defaults()
+        named = named.arguments
+        key = self._key(named)
+        result = self._results.get(key)
+        reasons = result.changes() if result is not None else None
+        if result is not None and not reasons:
+            self._counts["hits"] += 1
+        else:
+            result = self._resolve(key, named, args, kwargs, result, reasons)
+        config = self.best_config = result.config
+        if config.pre_hook is not None:
+            config.pre_hook({**named, **config.all_kwargs()})
+        return self.fn(*args, **kwargs, **config.all_kwargs())
+
+    def _key(self, named):
+        parts = [_key_part(named[name]) for name in self.keys]
+        parts += [_tensor_traits(value) for value in named.values() if hasattr(value, "dtype")
+                  and hasattr(value, "shape")]
+        return tuple(parts) + (self.fn.target,)
+
+    # -- finding or making a key's result ---------------------------------------
+
+    def _resolve(self, key, named, args, kwargs, stale, reasons):
+        """The result for `key` when it has none that fits: an earlier one, one
+        from disk, or a new tuning; the notice says what replaced a stale one."""
+        start = time.perf_counter()
+        self._counts["misses"] += 1
+        notice = None
+        if stale is not None:
+            self._counts["evictions"] += 1
+            notice = registry.note_recompile(f"autotuned {self.__qualname__}", reasons)
+            del self._results[key]
+        result = self._earlier_match(key)
+        source = "reused"
+        if result is None:
+            result, source = self._from_disk(key, args, kwargs), "disk"
+        if result is None:
+            result, source = self._tune(key, named, args, kwargs), "tuned"
+        self._results[key] = result
+        earlier = self._earlier.setdefault(key, [])
+        if result not in earlier:
+            earlier.append(result)
+            del earlier[:-_HISTORY]
+        self._latest = (key, result)
+        if notice is not None:
+            self._explain(notice, source, result, stale)
+        why = f"{'; '.join(dict.fromkeys(reasons))}; " if reasons else ""
+        compile_log.record(compile_log.CompileRecord(
+            f"autotuned {self.__qualname__}", self._describe(key), f"{why}best {result.config.describe()}",
+            (time.perf_counter() - start) * 1e3, {"reused": "tuning reused", "disk": "tuning from disk"}.get(
+                source, "tuned")))
+        return result
+
+    def _explain(self, notice, source, result, stale):
+        best = result.config.describe()
+        if source == "tuned":
+            ms = next((t.ms for t in result.trials if t.config is result.config), None)
+            timed = f" ({ms:.4f} ms)" if ms is not None else ""
+            notice.outcome = "re-tuned"
+            notice.detail = f"tuned again for the code as it is now: best {best}{timed}, was {stale.config.describe()}"
+        else:
+            notice.outcome = "re-validated"
+            place = "earlier" if source == "reused" else "on disk"
+            notice.detail = f"the config tuned {place} for the code as it is now is back: {best} (nothing timed)"
+
+    def _earlier_match(self, key):
+        for result in reversed(self._earlier.get(key, [])):
+            if result.record is not None and not result.record.changes():
+                result.record.refresh()
+                return result
+        return None
+
+    def _from_disk(self, key, args, kwargs):
+        return self._store.load(portable_key(self._portable(key, args, kwargs)), self.fn)
+
+    def _portable(self, key, args, kwargs):
+        """The key with the device named (its model and architecture), not
+        numbered: identical GPUs share a result on disk (None: no config
+        makes a call these arguments can make)."""
+        device = self._device(args, kwargs)
+        return None if device is None else list(key[:-1]) + [device[1]]
+
+    def _device(self, args, kwargs):
+        """("gpu" or "cpu", the device's name) of a call with these
+        arguments, or None when no config completes them."""
+        for config in self.configs:
+            try:
+                key = self.fn._key_of_call(tuple(args), {**kwargs, **config.all_kwargs()})
+                break
+            except (TypeError, ValueError):
+                continue
+        else:
+            return None
+        code, ordinal = key[1], key[2]
+        target = targets.description(code, ordinal, settings.cpu_warp_size())
+        features = hashlib.sha256(target.id.encode()).hexdigest()[:12]  # the full id is a long feature list
+        if code == targets.CPU:
+            return "cpu", f"{target.cpu} {features}"
+        name = cuda_driver.device(ordinal)["name"] if code == targets.CUDA else targets.NAMES[code]
+        return "gpu", f"{name} {target.cpu} {features}"
+
+    def _describe(self, key):
+        named = [f"{name}={value!r}" for name, value in zip(self.keys, key)]
+        return ", ".join(named) or "(no key)"
+
+    # -- timing ---------------------------------------------------------------
+
+    def _pruned(self, named):
+        configs = self.configs
+        if self._early_prune is not None:
+            configs = list(self._early_prune(configs, named))
+        if self._perf_model is not None and len(configs) > 1:
+            top_k = self._top_k
+            count = int(len(configs) * top_k) if isinstance(top_k, float) and top_k <= 1.0 else int(top_k)
+            estimate = {id(c): self._perf_model(**named, **c.all_kwargs()) for c in configs}
+            configs = sorted(configs, key=lambda c: estimate[id(c)])[:max(1, count)]
+        return configs
+
+    def _tune(self, key, named, args, kwargs):
+        configs = self._pruned(named)
+        if len(configs) == 1:  # nothing to choose between, as Triton does
+            return TunedResult(configs[0], [Trial(configs[0], None, "the only config")], None, None)
+        if interpret_mode.wants_interpretation(self.fn):
+            return TunedResult(configs[0], [Trial(configs[0], None, "interpreted: not timed")], None, None)
+        device = (self._device(args, kwargs) or ("cpu",))[0]  # None: every config's call fails, and says why
+        # The call itself sees its arguments as given: what the timed calls wrote is undone.
+        saved = {name: copy.deepcopy(named[name]) for name in dict.fromkeys(self.restore_value + self.reset_to_zero)}
+        progress = Progress(f"autotune {self.__qualname__} [{self._describe(key)}]", len(configs))
+        tried, records = [], []
+        try:
+            for done, config in enumerate(configs):
+                progress.step(done, config)
+                ms, problem, record = self._time(config, args, kwargs, named, device)
+                self._restore(named, saved)
+                tried.append(Trial(config, ms, problem))
+                if record is not None:
+                    records.append(record)
+        finally:  # an interrupt too: the arguments as they were, nothing written to disk
+            self._restore(named, saved)
+        self._counts["tunings"] += 1
+        timed = [t for t in tried if t.ms is not None]
+        if not timed:
+            reasons = "\n".join(f"  {t.config.describe()}: {t.problem}" for t in tried)
+            progress.finish("no config ran")
+            raise AutotuneError(f"autotuned launcher '{self.__qualname__}' [{self._describe(key)}]: no config "
+                                f"could run:\n{reasons}")
+        best = min(timed, key=lambda t: t.ms)
+        record, specs = tie(records, self.fn)
+        result = TunedResult(best.config, tried, record, specs)
+        progress.finish(f"best {best.config.describe()}, {best.ms:.4f} ms")
+        self.not_persisted = self._store.save(portable_key(self._portable(key, args, kwargs)), result)
+        return result
+
+    def _time(self, config, args, kwargs, named, device):
+        """(median ms, None, record) of `config`, or (None, why not, None)."""
+        arguments = {**kwargs, **config.all_kwargs()}
+
+        def call():
+            for name in self.reset_to_zero:
+                _zero(named[name])
+            if config.pre_hook is not None:
+                config.pre_hook({**named, **config.all_kwargs()})
+            self.fn(*args, **arguments)
+
+        try:
+            if self._do_bench is None:
+                ms = timing.do_bench(call, warmup=self._warmup, rep=self._rep, quantiles=(0.5,), device=device)
+            else:  # the caller's, called as Triton's autotuner calls it
+                ms = self._do_bench(call, quantiles=(0.5, 0.2, 0.8))
+                ms = ms[0] if isinstance(ms, (list, tuple)) else ms
+        except KeyboardInterrupt:
+            raise
+        except Exception as error:
+            return None, _problem(error), None
+        return ms, None, self.fn.record_for(args, arguments)
+
+    def _restore(self, named, saved):
+        for name, value in saved.items():
+            _copy_into(named[name], value)
+
+    # -- introspection ----------------------------------------------------------
+
+    @property
+    def configs_timings(self):
+        """{config: median ms (None: could not run)} of the latest tuning."""
+        return {} if self._latest is None else {t.config: t.ms for t in self._latest[1].trials}
+
+    def trials(self):
+        """The table of what the latest tuning (or reuse) of a key tried."""
+        if self._latest is None:
+            raise LookupError(f"autotuned launcher '{self.__qualname__}' has not been tuned yet")
+        key, result = self._latest
+        return table(f"autotune {self.__qualname__} [{self._describe(key)}]", result.trials, result.config)
+
+    def cache_info(self):
+        """Calls served by a kept result (hits), calls that needed one
+        (misses), tunings timed (compiles), results set aside as stale
+        (evictions), results held (size)."""
+        c = self._counts
+        return CacheInfo(c["hits"], c["misses"], c["tunings"], c["evictions"], len(self._results))
+
+    def cache_clear(self):
+        """Forgets every result in memory (not on disk)."""
+        self._results.clear()
+        self._earlier.clear()
+        self._latest = None
+
+
+def _zero(tensor):
+    if hasattr(tensor, "zero_"):
+        tensor.zero_()
+    else:
+        tensor[...] = 0
+
+
+def _copy_into(tensor, value):
+    if hasattr(tensor, "copy_"):
+        tensor.copy_(value)
+    else:
+        tensor[...] = value
+
+
+def autotune(configs, key, prune_configs_by=None, reset_to_zero=None, restore_value=None, warmup=25, rep=100,
+             do_bench=None):
+    """Decorator over ``@flyc.jit``: calls the launcher with the fastest of
+    `configs` (``flyc.Config``) for each `key` (parameter names), as Triton's
+    ``triton.autotune`` (same arguments: `prune_configs_by` a dict of
+    ``early_config_prune``, ``perf_model`` and ``top_k``; `reset_to_zero`
+    and `restore_value`, parameter names; `warmup`/`rep` ms per config for
+    `do_bench`). The result for a key is tied to the code it was timed with:
+    tuned again when that changes, kept on disk for a new process while its
+    dependencies hold."""
+    def make(launcher):
+        return Autotuner(launcher, configs, key, prune_configs_by, reset_to_zero, restore_value, warmup, rep,
+                         do_bench)
+
+    return make
