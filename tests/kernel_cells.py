@@ -34,7 +34,8 @@ PRINTED = [f"thread {i} holds {i}.0" for i in range(4)]
 
 # A module with an autotuned launcher whose two configs differ in cost by
 # construction (3000 helper calls per element or 3), and a do_bench that
-# counts what it timed (TIMED). A call from ones gives 1.875 everywhere.
+# counts what it timed (TIMED). A call from ones gives 1.875 everywhere;
+# so does `repeated`, a host function tuned over how many launches it makes.
 AUTOTUNED = """\
 import flyrt.compiler as flyc
 import flyrt.expr as fx
@@ -66,4 +67,15 @@ TIMED = []
 @flyc.jit
 def work(x: fx.Tensor, n: fx.Int32, REPS: fx.Constexpr[int]):
     _work(x, n, REPS).launch(grid=((n + 63) // 64,), block=(64,))
+
+@flyc.jit
+def once(x: fx.Tensor, n: fx.Int32):
+    _work(x, n, 3).launch(grid=((n + 63) // 64,), block=(64,))
+
+def calls_of_once(x, n, calls):
+    for _ in range(calls):
+        once(x, n)
+
+repeated = flyc.autotune(configs=[flyc.Config({"calls": 200}), flyc.Config({"calls": 1})], key=["n"],
+                         restore_value=["x"], do_bench=timed)(calls_of_once)
 """

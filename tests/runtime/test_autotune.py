@@ -102,6 +102,25 @@ def test_code_changed_back_brings_the_earlier_result_back_without_timing(tuned):
     assert "flyrt: re-validated autotuned work" in text and "nothing timed" in text, text
 
 
+def test_a_host_function_is_re_tuned_when_a_launcher_it_ran_or_a_name_it_uses_changes(tuned):
+    x = np.ones(4096, np.float32)
+    tuned.repeated(x, 4096)
+    assert tuned.repeated.best_config == flyc.Config({"calls": 1}) and np.allclose(x, 1.875) and timings(tuned) == 2
+    tuned.OFFSET = 2.0  # read by the kernel the launcher `once` ran
+    x[:] = 1
+    tuned.repeated(x, 4096)
+    assert timings(tuned) == 4 and np.allclose(x, 3.625)
+    tuned.UNRELATED = 3
+    tuned.repeated(x, 4096)
+    assert timings(tuned) == 4
+    tuned.once = tuned.work.fn  # a name the host code uses, rebound
+    with pytest.raises(flyc.AutotuneError, match="missing the required argument 'REPS'"):
+        tuned.repeated(x, 4096)  # tuned again: each config's call of the new launcher says what it lacks
+    assert timings(tuned) == 6
+    text = registry.format_notice([], registry.drain_recompiles())
+    assert "re-tuned autotuned calls_of_once" in text and "'OFFSET'" in text and "'once'" in text, text
+
+
 def run_again(module, source):
     """The module's definitions run again from `source`, as a notebook re-runs a cell."""
     Path(module.__file__).write_text(source)
@@ -261,8 +280,8 @@ def test_bad_declarations_are_errors_naming_the_launcher():
         flyc.autotune(configs=[flyc.Config({"STEP": 1})], key=["STEP"])(count)
     with pytest.raises(ValueError, match="no configs"):
         flyc.autotune(configs=[], key=["n"])(count)
-    with pytest.raises(TypeError, match="decorates a @flyc.jit launcher"):
-        flyc.autotune(configs=[flyc.Config({"STEP": 1})], key=["n"])(lambda n: n)
+    with pytest.raises(TypeError, match="decorates a @flyc.jit launcher or a Python function, not 42"):
+        flyc.autotune(configs=[flyc.Config({"STEP": 1})], key=["n"])(42)
     tuned = flyc.autotune(configs=[flyc.Config({"STEP": 1})], key=["n"])(count)
     with pytest.raises(TypeError, match="STEP is set by its configs, not by the call"):
         tuned(np.zeros(4, np.float32), 4, STEP=2)

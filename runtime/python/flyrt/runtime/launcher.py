@@ -252,12 +252,6 @@ class JitFunction(_core.Dispatcher):
                 record.refresh()
         return reasons
 
-    def record_for(self, args, kwargs):
-        """The DependencyRecord of the cached artifact a call with `args` and
-        `kwargs` runs, or None (none cached, or one known from no trace)."""
-        key = list(self._key_of_call(tuple(args), dict(kwargs)))
-        return next((artifact.record for cached, artifact in self._entries() if cached == key), None)
-
     def dependency_records(self):
         """What ``%flydsl graph`` draws: [(record, None)] of the current
         artifacts, or when none is left, [(the latest record, why it was evicted)]."""

@@ -15,7 +15,9 @@ import copy
 import functools
 import hashlib
 import time
+import inspect
 import traceback
+import types
 import weakref
 
 from ..core import settings
@@ -65,10 +67,13 @@ def _tensor_traits(value):
 class Autotuner:
     def __init__(self, launcher, configs, key, prune_configs_by=None, reset_to_zero=None, restore_value=None,
                  warmup=25, rep=100, do_bench=None):
-        if not isinstance(launcher, JitFunction):
-            raise TypeError(f"flyc.autotune decorates a @flyc.jit launcher, not {launcher!r}")
+        self._host = not isinstance(launcher, JitFunction)
+        if self._host and not isinstance(launcher, types.FunctionType):
+            raise TypeError(f"flyc.autotune decorates a @flyc.jit launcher or a Python function, not {launcher!r}")
+        self._code = launcher if self._host else launcher.fn  # the Python code a result is for
+        self._signature = inspect.signature(launcher) if self._host else launcher.signature
         name = launcher.__qualname__
-        parameters = list(launcher.signature.parameters)
+        parameters = list(self._signature.parameters)
         self.configs = list(configs)
         if not self.configs:
             raise ValueError(f"autotune of launcher '{name}': no configs given")
@@ -102,19 +107,23 @@ class Autotuner:
         self._results, self._earlier = {}, {}  # key -> TunedResult; key -> [earlier TunedResults]
         self._latest = None  # (key, TunedResult) of the latest tuning or reuse
         self._counts = {"hits": 0, "misses": 0, "tunings": 0, "evictions": 0}
-        self._store = TunedStore(launcher, self.configs)
+        # What decides a result besides the code: two tuners differing in these share nothing.
+        self._choice = [repr(sorted(c.all_kwargs().items())) for c in self.configs] + [
+            repr(self.keys), repr(self.reset_to_zero), repr(self.restore_value), repr(self._top_k),
+            fingerprint(self._early_prune), fingerprint(self._perf_model)]
+        self._store = TunedStore(self._code, name, self.configs, self._choice)
         self.not_persisted = None  # why the latest tuning's result is not on disk (None: it is, or the cache is off)
         self._adopt_earlier_definition()
 
     def _adopt_earlier_definition(self):
         """A definition run again (its cell re-run, its module reloaded) makes
         a new autotuner: it takes over the results of the one before when
-        that has the same configs and, now, the same code; each result's own
+        that has the same configs, key and pruning and, now, the same code; each result's own
         guard then says whether it still fits (and a notice why not)."""
-        where = (self.fn.fn.__module__, self.__qualname__)
+        where = (self._code.__module__, self.__qualname__)
         before = _definitions.get(where)
         _definitions[where] = self
-        if before is None or before.configs != self.configs or fingerprint(before.fn.fn) != fingerprint(self.fn.fn):
+        if before is None or before._choice != self._choice or fingerprint(before._code) != fingerprint(self._code):
             return
         self._results, self._earlier = dict(before._results), {k: list(v) for k, v in before._earlier.items()}
 
@@ -129,7 +138,7 @@ class Autotuner:
         if given:
             raise TypeError(f"autotuned launcher '{self.__qualname__}': {', '.join(given)} is set by its configs, "
                             "not by the call")
-        named = self.fn.signature.bind_partial(*args, **kwargs)
+        named = self._signature.bind_partial(*args, **kwargs)
         named.apply_defaults()
         named = named.arguments
         key = self._key(named)
@@ -148,7 +157,7 @@ class Autotuner:
         parts = [_key_part(named[name]) for name in self.keys]
         parts += [_tensor_traits(value) for value in named.values() if hasattr(value, "dtype")
                   and hasattr(value, "shape")]
-        return tuple(parts) + (self.fn.target,)
+        return tuple(parts) + ("host" if self._host else self.fn.target,)
 
     # -- finding or making a key's result ---------------------------------------
 
@@ -203,7 +212,7 @@ class Autotuner:
         return None
 
     def _from_disk(self, key, args, kwargs):
-        return self._store.load(portable_key(self._portable(key, args, kwargs)), self.fn)
+        return self._store.load(portable_key(self._portable(key, args, kwargs)), self._code, self.__qualname__)
 
     def _portable(self, key, args, kwargs):
         """The key with the device named (its model and architecture), not
@@ -215,6 +224,8 @@ class Autotuner:
     def _device(self, args, kwargs):
         """("gpu" or "cpu", the device's name) of a call with these
         arguments, or None when no config completes them."""
+        if self._host:
+            return _host_device(args, kwargs)
         for config in self.configs:
             try:
                 key = self.fn._key_of_call(tuple(args), {**kwargs, **config.all_kwargs()})
@@ -225,11 +236,10 @@ class Autotuner:
             return None
         code, ordinal = key[1], key[2]
         target = targets.description(code, ordinal, settings.cpu_warp_size())
-        features = hashlib.sha256(target.id.encode()).hexdigest()[:12]  # the full id is a long feature list
         if code == targets.CPU:
-            return "cpu", f"{target.cpu} {features}"
+            return "cpu", _target_text(target)
         name = cuda_driver.device(ordinal)["name"] if code == targets.CUDA else targets.NAMES[code]
-        return "gpu", f"{name} {target.cpu} {features}"
+        return "gpu", f"{name} {_target_text(target)}"
 
     def _describe(self, key):
         named = [f"{name}={value!r}" for name, value in zip(self.keys, key)]
@@ -252,7 +262,7 @@ class Autotuner:
         configs = self._pruned(named)
         if len(configs) == 1:  # nothing to choose between, as Triton does
             return TunedResult(configs[0], [Trial(configs[0], None, "the only config")], None, None)
-        if interpret_mode.wants_interpretation(self.fn):
+        if not self._host and interpret_mode.wants_interpretation(self.fn):
             return TunedResult(configs[0], [Trial(configs[0], None, "interpreted: not timed")], None, None)
         device = (self._device(args, kwargs) or ("cpu",))[0]  # None: every config's call fails, and says why
         # The call itself sees its arguments as given: what the timed calls wrote is undone.
@@ -262,11 +272,10 @@ class Autotuner:
         try:
             for done, config in enumerate(configs):
                 progress.step(done, config)
-                ms, problem, record = self._time(config, args, kwargs, named, device)
+                ms, problem, ran = self._time(config, args, kwargs, named, device)
                 self._restore(named, saved)
                 tried.append(Trial(config, ms, problem))
-                if record is not None:
-                    records.append(record)
+                records.extend(ran or ())
         finally:  # an interrupt too: the arguments as they were, nothing written to disk
             self._restore(named, saved)
         self._counts["tunings"] += 1
@@ -277,14 +286,15 @@ class Autotuner:
             raise AutotuneError(f"autotuned launcher '{self.__qualname__}' [{self._describe(key)}]: no config "
                                 f"could run:\n{reasons}")
         best = min(timed, key=lambda t: t.ms)
-        record, specs = tie(records, self.fn)
+        record, specs = tie(records, self._code, self.__qualname__, self._host)
         result = TunedResult(best.config, tried, record, specs)
         progress.finish(f"best {best.config.describe()}, {best.ms:.4f} ms")
         self.not_persisted = self._store.save(portable_key(self._portable(key, args, kwargs)), result)
         return result
 
     def _time(self, config, args, kwargs, named, device):
-        """(median ms, None, record) of `config`, or (None, why not, None)."""
+        """(median ms, None, records) of `config`, or (None, why not, None):
+        records, of every launcher artifact its calls ran."""
         arguments = {**kwargs, **config.all_kwargs()}
 
         def call():
@@ -294,6 +304,7 @@ class Autotuner:
                 config.pre_hook({**named, **config.all_kwargs()})
             self.fn(*args, **arguments)
 
+        before = _artifact_hits()
         try:
             if self._do_bench is None:
                 ms = timing.do_bench(call, warmup=self._warmup, rep=self._rep, quantiles=(0.5,), device=device)
@@ -304,7 +315,9 @@ class Autotuner:
             raise
         except Exception as error:
             return None, _problem(error), None
-        return ms, None, self.fn.record_for(args, arguments)
+        ran = [artifact.record for key, (artifact, hits) in _artifact_hits().items()
+               if (key not in before or hits > before[key][1]) and artifact.record is not None]
+        return ms, None, ran
 
     def _restore(self, named, saved):
         for name, value in saved.items():
@@ -336,6 +349,36 @@ class Autotuner:
         self._results.clear()
         self._earlier.clear()
         self._latest = None
+
+
+def _artifact_hits():
+    """{id: (artifact, its calls)} of every live launcher's artifacts (each
+    held, so no id is reused while compared)."""
+    found = {}
+    for launcher in registry.launchers():
+        for _, artifact in launcher._entries():
+            hits = getattr(artifact, "hits", None)  # the FlyDSL adapter's entries count no calls
+            if hits is not None:
+                found[id(artifact)] = (artifact, hits)
+    return found
+
+
+def _host_device(args, kwargs):
+    """Where a host function's tensors are: ("gpu", the GPU's name) when one
+    is a CUDA/ROCm torch tensor, else ("cpu", this CPU's target)."""
+    for value in (*args, *kwargs.values()):
+        device = getattr(value, "device", None)
+        if getattr(device, "type", None) == "cuda":
+            import torch
+
+            return "gpu", torch.cuda.get_device_name(device)
+    return "cpu", _target_text(targets.cpu(settings.cpu_warp_size()))
+
+
+def _target_text(target):
+    """A target as a disk key names it: its processor and a digest of its
+    full id (a long feature list)."""
+    return f"{target.cpu} {hashlib.sha256(target.id.encode()).hexdigest()[:12]}"
 
 
 def _zero(tensor):

@@ -22,9 +22,11 @@ only.
 import hashlib
 import json
 import os
+import types
 from collections import namedtuple
 
-from ..core.fingerprint import fingerprint
+from ..core.fingerprint import filled, fingerprint
+from ..core.user_code import is_user_file, is_user_module
 from ..invalidation import manifests
 from ..invalidation.dependencies import DependencyRecord, Recorder
 from ..runtime import disk_cache, sealed_json, warm_start
@@ -57,16 +59,53 @@ class TunedResult:
         return reasons
 
 
-def tie(records, launcher):
-    """(record, manifest) over every config's artifact record and the
-    launcher's own code."""
+def _names(code):
+    """Every global or attribute name `code` and the code nested in it use."""
+    yield from code.co_names
+    for constant in code.co_consts:
+        if isinstance(constant, types.CodeType):
+            yield from _names(constant)
+
+
+def read_by_host_code(recorder, function):
+    """Records what a host function (not traced: no launcher runs it as
+    device code) may read: itself, the module-level names its code uses,
+    and so on through the user's functions and modules those name. More
+    than it reads, never less, but for objects reached by computed names."""
+    seen, stack = set(), [(function, ())]
+    while stack:
+        value, used = stack.pop()
+        if isinstance(value, types.FunctionType) and is_user_file(value.__code__.co_filename):
+            if id(value) in seen:
+                continue
+            seen.add(id(value))
+            recorder.function(value)
+            namespace, names = value.__globals__, tuple(dict.fromkeys(_names(value.__code__)))
+            stack.extend((cell.cell_contents, names) for cell in value.__closure__ or () if filled(cell))
+        elif isinstance(value, types.ModuleType) and is_user_module(value) and (id(value), used) not in seen:
+            seen.add((id(value), used))
+            namespace, names = value.__dict__, used  # `module.name`: the names its user's code uses
+        else:
+            continue
+        for name in names:
+            if name in namespace:
+                recorder.read(namespace, namespace, name, namespace[name])
+                stack.append((namespace[name], names))
+
+
+def tie(records, code, name, host):
+    """(record, manifest) over every artifact record in `records` and the
+    tuned function's own `code` (a launcher's function, whose traces record
+    what it reads, or a `host` function, whose reads are read_by_host_code's)."""
     merged = Recorder()
     for record in records:
         merged.merge(Recorder.of(record))
-    closure = warm_start.closure_functions(launcher.fn)
+    closure = warm_start.closure_functions(code)
     for function in closure.values():
         merged.function(function)
-    return DependencyRecord(merged, f"autotuned {launcher.__qualname__}"), manifests.describe(merged, closure)
+    if host:
+        read_by_host_code(merged, code)
+    return DependencyRecord(merged, f"autotuned {name}"), manifests.describe(merged, closure)
 
 
 def portable_key(key):
@@ -91,13 +130,14 @@ class TunedStore:
     """One autotuned launcher's results on disk (nothing when the disk cache
     is off or the launcher's code names objects known only by identity)."""
 
-    def __init__(self, launcher, configs):
+    def __init__(self, code, name, configs, choice):
+        """`choice`: texts of what decides a result besides the code (the
+        configs, the key, the pruning)."""
         self.configs = configs
-        printed = fingerprint(launcher.fn)
+        printed = [fingerprint(code)] + choice
         self.name = None
-        if manifests.portable(printed):
-            text = "\n".join(["flyrt tuned results 1", f"{launcher.fn.__module__}.{launcher.__qualname__}",
-                              printed] + [repr(sorted(c.all_kwargs().items())) for c in configs])
+        if all(manifests.portable(text) for text in printed):
+            text = "\n".join(["flyrt tuned results 1", f"{code.__module__}.{name}", *printed])
             self.name = hashlib.sha256(text.encode()).hexdigest()
 
     def _path(self):
@@ -106,7 +146,7 @@ class TunedStore:
     def _usable(self, key_text):
         return self.name is not None and key_text is not None and disk_cache.enabled()
 
-    def load(self, key_text, launcher):
+    def load(self, key_text, code, name):
         """The newest stored result for `key_text` whose dependencies all
         hold here, guarded from now on, or None."""
         if not self._usable(key_text):
@@ -115,9 +155,9 @@ class TunedStore:
             if entry.get("key") != key_text or not self._well_formed(entry) or not manifests.holds(entry["deps"]):
                 continue
             recorder = manifests.recorder_from(entry["deps"])
-            for function in warm_start.closure_functions(launcher.fn).values():
+            for function in warm_start.closure_functions(code).values():
                 recorder.function(function)
-            record = DependencyRecord(recorder, f"autotuned {launcher.__qualname__}")
+            record = DependencyRecord(recorder, f"autotuned {name}")
             trials = [Trial(self.configs[i], ms, problem) for i, ms, problem in entry["trials"]]
             return TunedResult(self.configs[entry["best"]], trials, record, entry["deps"])
         return None
