@@ -28,5 +28,6 @@ if ((bench)); then
     python tests/bench/bench_gpu_math.py || status=1
     python tests/bench/bench_gpu_fp8_mma.py || status=1
     python tests/bench/bench_gpu_async_copy.py || status=1
+    python tests/bench/bench_gpu_tuning.py || status=1
 fi
 exit $status

@@ -374,13 +374,63 @@ def pa_decode_ps_launch(query, key_cache, value_cache, block_tables, context_len
     return out
 
 
+# What the tuner picks pages per work item from (a GPU's default): about 4 work items per worker at 4,
+# one per worker at 32 on the benchmark's largest shape.
+PAGES_PER_WORK = (4, 8, 16, 32)
+
+
+class _DecodeInputs:
+    """One decode step's arguments, and the plan built for each pages-per-work
+    choice (the tuner times each plan's run, not the building of it)."""
+
+    def __init__(self, arguments):
+        self.arguments, self.plans = arguments, {}
+
+
+def _plan_for(inputs, pages_per_work):
+    plan = inputs.plans.get(pages_per_work)
+    if plan is None:
+        plan = inputs.plans[pages_per_work] = _decode_plan(**inputs.arguments, pages_per_work=pages_per_work)[0]
+    return plan
+
+
+@flyc.autotune(configs=[flyc.Config({"pages_per_work": p}) for p in PAGES_PER_WORK], key=["layout"])
+def _tuned_decode_step(inputs, layout, pages_per_work):
+    """One decode step with `pages_per_work`: flyc.autotune keeps the fastest
+    per batch layout, and tunes again when the kernels or this module's host
+    code change."""
+    _plan_for(inputs, pages_per_work)()
+
+
 def pa_decode_ps_prepare(query, key_cache, value_cache, block_tables, context_lengths, k_scale, v_scale,
                          softmax_scale=None, trans_v=False, query_length=1, workers=None, pages_per_work=None,
                          out=None):
     """What a decode step needs besides its inputs' contents (the work list,
     the partial buffers, the launcher), built once for a batch's layout:
     returns (run, out), run() computing into out. Workers: 8 on the CPU;
-    on a GPU 16 single-warp blocks per multiprocessor."""
+    on a GPU 16 single-warp blocks per multiprocessor. Pages per work item:
+    on a GPU, or given as "tuned", the fastest of PAGES_PER_WORK for the
+    batch's layout (flyc.autotune: the first prepare of a layout times them,
+    running steps into `out`); else about two work items per worker."""
+    if out is None:
+        on = _placement(query)
+        out = np.empty_like(query) if on is np.asarray else on(np.empty(query.shape, np.float32)).to(query.dtype)
+    arguments = dict(query=query, key_cache=key_cache, value_cache=value_cache, block_tables=block_tables,
+                     context_lengths=context_lengths, k_scale=k_scale, v_scale=v_scale, softmax_scale=softmax_scale,
+                     trans_v=trans_v, query_length=query_length, workers=workers, out=out)
+    if pages_per_work == "tuned" or (pages_per_work is None and getattr(query, "is_cuda", False)):
+        inputs = _DecodeInputs(arguments)
+        pages = (_to_numpy(context_lengths) + key_cache.shape[2] - 1) // key_cache.shape[2]
+        layout = (tuple(query.shape), tuple(key_cache.shape[1:]), _fp8_format(key_cache), len(pages),
+                  int(pages.sum()), int(pages.max()), query_length, trans_v, workers)
+        _tuned_decode_step(inputs, layout)
+        return _plan_for(inputs, _tuned_decode_step.best_config.kwargs["pages_per_work"]), out
+    return _decode_plan(**arguments, pages_per_work=pages_per_work)
+
+
+def _decode_plan(query, key_cache, value_cache, block_tables, context_lengths, k_scale, v_scale, softmax_scale,
+                 trans_v, query_length, workers, pages_per_work, out):
+    """(run, out) of a decode step with `pages_per_work` (None: about two work items per worker)."""
     _, num_q_heads, head_size = query.shape
     _, num_kv_heads, block_size = key_cache.shape[:3]
     if num_q_heads % num_kv_heads:
@@ -398,16 +448,9 @@ def pa_decode_ps_prepare(query, key_cache, value_cache, block_tables, context_le
         import torch
 
         workers = workers or 16 * torch.cuda.get_device_properties(query.device).multi_processor_count
-        per_context = (lengths + block_size - 1) // block_size
-        pages = int(per_context.sum()) * num_kv_heads
-        # about 4 work items per worker, at most 128 partials per context (the reduce reads them all),
-        # 4 to 32 pages each: the best of 2 to 32 for each of the benchmark's shapes on an H200
-        pages_per_work = pages_per_work or min(32, max(4, pages // (4 * workers), int(per_context.max()) // 128))
     work, offsets, ranges = build_work_list(lengths, num_kv_heads, block_size, workers or 8, pages_per_work)
     partial_out = on(np.zeros((len(work), query_length, group, head_size), np.float32))
     partial_lse = on(np.zeros((len(work), query_length, group), np.float32))
-    if out is None:
-        out = np.empty_like(query) if on is np.asarray else on(np.empty(query.shape, np.float32)).to(query.dtype)
     launch = compile_pa_decode_ps(softmax_scale, trans_v, True, group, per_token_kv, query_length, fmt)["launch"]
     args = (query, key_cache, value_cache, block_tables, on(lengths.astype(np.int32)), _float32(k_scale, on),
             _float32(v_scale, on), on(work), on(offsets), partial_out, partial_lse, on(ranges), out, head_size,

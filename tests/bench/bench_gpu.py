@@ -233,7 +233,7 @@ def pa_decode(copy):
 
     print(f"\nPA decode, GPU us per call (CUDA graph replay, the KV cache cycling through > 256 MB); "
           f"device copy {copy / 1e12:.2f} TB/s (bytes read + written):")
-    print(f"  {'(seqs, heads q/kv, head, page, ctx), format, scales':<56} {'':<26} {'us':>8} {'KV TB/s':>8} "
+    print(f"  {'(seqs, heads q/kv, head, page, ctx), format, scales':<56} {'':<40} {'us':>8} {'KV TB/s':>8} "
           f"{'% copy':>7}")
     for seqs, q_heads, kv_heads, head, page, context in PA_SHAPES:
         kv_bytes = 2 * seqs * kv_heads * context * head
@@ -250,12 +250,13 @@ def pa_decode(copy):
             rows = []
             with bounds_checks(True):  # the default: reports read at synchronize, after the replays
                 runs = [pa.pa_decode_ps_prepare(**c)[0] for c in cases]
-                rows.append((graph_time(runs), "flyrt, checks on, pages/work auto"))
+                rows.append((graph_time(runs), "flyrt, checks on, pages/work tuned"))
                 flyrt.synchronize()
             for pages_per_work in (None, 2, 4, 8, 16, 32):
                 with bounds_checks(False):
                     runs = [pa.pa_decode_ps_prepare(**c, pages_per_work=pages_per_work)[0] for c in cases]
-                    rows.append((graph_time(runs), f"flyrt, fast mode, pages/work {pages_per_work or 'auto'}"))
+                    choice = pages_per_work or f"tuned: {pa._tuned_decode_step.best_config.kwargs['pages_per_work']}"
+                    rows.append((graph_time(runs), f"flyrt, fast mode, pages/work {choice}"))
             if fmt == "e4m3fn" and not per_token:
                 peer = [TritonPADecode(**{k: c[k] for k in ("query", "key_cache", "value_cache", "block_tables",
                                                               "context_lengths", "k_scale", "v_scale")})
@@ -266,7 +267,7 @@ def pa_decode(copy):
                 rows.append((statistics.median(cuda_event_times(torch_reference(cases[0]), repeats=5)),
                              "torch (gather, dequantize, matmul)"))
             for seconds, who in rows:
-                print(f"  {label:<56} {who:<26} {seconds * 1e6:8.1f} {kv_bytes / seconds / 1e12:8.2f} "
+                print(f"  {label:<56} {who:<40} {seconds * 1e6:8.1f} {kv_bytes / seconds / 1e12:8.2f} "
                       f"{100 * kv_bytes / seconds / copy:6.1f}%")
                 label = ""
 

@@ -88,3 +88,25 @@ def test_the_matrix_unit_kernel_matches_the_reference(name, monkeypatch):
     assert ok, max_diff
     kernels = "\n".join(line for line in launcher.last_ir.splitlines() if line.startswith("kernel @"))
     assert ("pa_decode_mma_kernel" in kernels) == (options.get("block_size", 16) == 16)
+
+
+def test_tuned_pages_per_work_match_the_reference_and_re_tune_after_a_helper_edit(monkeypatch):
+    """pages_per_work="tuned" (a GPU's default): each choice runs, the best is
+    kept per batch layout, and an edit of a helper the kernels call re-tunes."""
+    tuner = pa._tuned_decode_step
+    tuner.cache_clear()
+    case = make_case(seed=9, num_seqs=3, variable_lengths=True, context_length=300)
+    out = pa_decode_ps_launch(**case, pages_per_work="tuned")
+    ok, max_diff, _ = check(out, pa_decode_reference(**case), True)
+    assert ok, max_diff
+    assert tuner.best_config.kwargs["pages_per_work"] in pa.PAGES_PER_WORK
+    assert sorted(c.kwargs["pages_per_work"] for c in tuner.configs_timings) == list(pa.PAGES_PER_WORK)
+    assert all(ms is not None for ms in tuner.configs_timings.values())
+    pa_decode_ps_launch(**make_case(seed=9, num_seqs=3, variable_lengths=True, context_length=300),
+                        pages_per_work="tuned")
+    assert tuner.cache_info().compiles == 1  # the same layout: nothing timed
+    original = pa._kv_scale
+    monkeypatch.setattr(pa, "_kv_scale", lambda *arguments: original(*arguments))
+    out = pa_decode_ps_launch(**case, pages_per_work="tuned")
+    assert check(out, pa_decode_reference(**case), True)[0]
+    assert tuner.cache_info().compiles == 2 and tuner.cache_info().evictions == 1

@@ -3,8 +3,8 @@ timed per key on the first call that needs it, as Triton's autotuner does,
 and tuned again when the code it was timed with changes (tuned_results.py).
 
 A call binds its arguments, makes the key (the `key` arguments' values, a
-tensor's shape in place of the tensor, every tensor's dtype and device, the
-launcher's target), and looks the key's result up: in memory (checked by
+tensor's shape in place of the tensor, every tensor's dtype and device,
+whether bounds checks are on, the launcher's target), and looks the key's result up: in memory (checked by
 its guard, nanoseconds when nothing changed), else an earlier result whose
 code matches again, else one on disk whose manifest holds here, else it
 times each config with ``do_bench`` and keeps the fastest. Then it calls the
@@ -20,6 +20,7 @@ import traceback
 import types
 import weakref
 
+from .. import _core
 from ..core import settings
 from ..core.cache_info import CacheInfo
 from ..core.errors import users_frames
@@ -157,7 +158,8 @@ class Autotuner:
         parts = [_key_part(named[name]) for name in self.keys]
         parts += [_tensor_traits(value) for value in named.values() if hasattr(value, "dtype")
                   and hasattr(value, "shape")]
-        return tuple(parts) + ("host" if self._host else self.fn.target,)
+        # bounds checks compile other code: its timings are another result's
+        return tuple(parts) + (_core.bounds_checks(), "host" if self._host else self.fn.target)
 
     # -- finding or making a key's result ---------------------------------------
 
