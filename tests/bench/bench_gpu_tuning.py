@@ -13,26 +13,15 @@ import sys
 from pathlib import Path
 
 import torch
-import triton
-import triton.language as tl
 import triton.testing
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT / "notebooks"), str(ROOT / "tests" / "bench")]
 
 import flyrt.testing  # noqa: E402
+from bench_gpu import TRITON_ADD, _module  # noqa: E402
 from kernels.vector_add import vector_add  # noqa: E402
 from timing import bounds_checks, mode_line  # noqa: E402
-
-
-@triton.jit
-def _triton_add(a, b, c, n, BLOCK: tl.constexpr):
-    i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    tl.store(c + i, tl.load(a + i, mask=i < n) + tl.load(b + i, mask=i < n), mask=i < n)
-
-
-def triton_add(a, b, c, n):
-    _triton_add[(triton.cdiv(n, 1024),)](a, b, c, n, BLOCK=1024)
 
 
 def main():
@@ -40,6 +29,7 @@ def main():
         print(mode_line())
         print("do_bench medians (ms per call), CUDA events, L2 flushed before each call:")
         print(f"  {'kernel':<34} {'flyrt.testing':>14} {'triton.testing':>15} {'ratio':>7} {'GB/s (flyrt)':>13}")
+        triton_add = _module("triton_add", TRITON_ADD).add
         for n in (64 << 20, 1 << 20):
             a, b, c = (torch.rand(n, device="cuda") for _ in range(3))
             for name, fn in ((f"flyrt vector add, {n >> 20}M floats", lambda: vector_add(a, b, c, n)),

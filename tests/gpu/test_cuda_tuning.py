@@ -1,54 +1,51 @@
 """flyc.autotune and do_bench on an NVIDIA GPU: CUDA events, the faster
 config kept per key and per GPU model, PA decode's pages per work item tuned."""
 
+import importlib
+import sys
+
 import numpy as np
 import pytest
 import torch
 
 import flyrt.compiler as flyc
-import flyrt.expr as fx
 import kernels.pa_decode_fp8 as pa
 from cuda_arrays import host
 from flyrt.testing import do_bench
 from kernels.devices import on
+from kernel_cells import AUTOTUNED
 from kernels.pa_reference import check, make_case, pa_decode_reference
 
 pytestmark = pytest.mark.compiled_for()
 
 
-@flyc.kernel
-def _rounds(x: fx.Tensor, n: fx.Int32, REPS: fx.Constexpr[int]):
-    i = fx.block_idx.x * fx.block_dim.x + fx.thread_idx.x
-    if i < n:
-        acc = x[i]
-        for _ in range(REPS):
-            acc = fx.sqrt(acc * acc + 1.0)
-        x[i] = acc
+@pytest.fixture
+def work(tmp_path, monkeypatch):
+    """The CPU tests' launcher over REPS (kernel_cells.AUTOTUNED), not tuned."""
+    (tmp_path / "gpu_tuned.py").write_text(AUTOTUNED)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield importlib.import_module("gpu_tuned").work.fn
+    sys.modules.pop("gpu_tuned", None)
 
 
-@flyc.jit
-def rounds(x: fx.Tensor, n: fx.Int32, REPS: fx.Constexpr[int]):
-    _rounds(x, n, REPS).launch(grid=((n + 255) // 256,), block=(256,))
-
-
-def test_do_bench_times_gpu_work_by_events():
-    x = torch.zeros(1 << 20, device="cuda")
-    light = do_bench(lambda: rounds(x, x.numel(), 1), device="gpu", return_mode="median")
-    heavy = do_bench(lambda: rounds(x, x.numel(), 4000), device="gpu", return_mode="median")
+def test_do_bench_times_gpu_work_by_events(work):
+    x = torch.ones(1 << 20, device="cuda")
+    light = do_bench(lambda: work(x, x.numel(), 1), device="gpu", return_mode="median")
+    heavy = do_bench(lambda: work(x, x.numel(), 4000), device="gpu", return_mode="median")
     assert 0 < light < heavy and heavy > 20 * light, (light, heavy)
-    low, mid, high = do_bench(lambda: rounds(x, x.numel(), 1), quantiles=[0.2, 0.5, 0.8])
+    low, mid, high = do_bench(lambda: work(x, x.numel(), 1), quantiles=[0.2, 0.5, 0.8])
     assert low <= mid <= high  # device=None: a GPU torch reaches times on it
 
 
-def test_autotune_on_the_gpu_keeps_the_faster_config_for_this_gpu(tmp_path, monkeypatch):
+def test_autotune_on_the_gpu_keeps_the_faster_config_for_this_gpu(work, tmp_path, monkeypatch):
     monkeypatch.setenv("FLYDSL_RUNTIME_ENABLE_CACHE", "1")
     monkeypatch.setenv("FLYDSL_RUNTIME_CACHE_DIR", str(tmp_path))
-    tuned = flyc.autotune(configs=[flyc.Config({"REPS": 4000}), flyc.Config({"REPS": 2})], key=["n"],
-                          restore_value=["x"], warmup=2, rep=10)(rounds)
-    x = torch.zeros(1 << 20, device="cuda")
+    tuned = flyc.autotune(configs=[flyc.Config({"REPS": 3000}), flyc.Config({"REPS": 3})], key=["n"],
+                          restore_value=["x"], warmup=2, rep=10)(work)
+    x = torch.ones(1 << 20, device="cuda")
     tuned(x, x.numel())
-    assert tuned.best_config == flyc.Config({"REPS": 2})
-    np.testing.assert_allclose(x.cpu().numpy(), np.sqrt(2.0), rtol=1e-6)  # restored, then one call: sqrt(sqrt(1))
+    assert tuned.best_config == flyc.Config({"REPS": 3})
+    np.testing.assert_allclose(x.cpu().numpy(), 1.875)  # restored after timing, then one call
     [stored] = tmp_path.rglob("tuned/*/*.json")
     assert torch.cuda.get_device_name() in stored.read_text() and "sm_" in stored.read_text()
 
