@@ -4,7 +4,7 @@ on top; a module imports only the layers below its own. import-linter checks
 the contract (imports inside functions count, as a newcomer would read them);
 these tests run it, show that it catches an in-function import that climbs,
 and check the two rules it cannot: functions import only optional packages
-(torch, IPython, flydsl, or an adapter module that imports flydsl itself),
+(torch, IPython, flydsl, matplotlib, or an adapter module that imports flydsl itself),
 and nothing but the compiled _core is taken from flyrt's root."""
 
 import ast
@@ -15,7 +15,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 SOURCE = REPO / "runtime/python"
-OPTIONAL_PACKAGES = {"torch", "IPython", "flydsl"}  # imported where used: a program may lack them
+OPTIONAL_PACKAGES = {"torch", "IPython", "flydsl", "matplotlib"}  # imported where used: a program may lack them
 
 
 def lint_imports(python_path):

@@ -97,7 +97,7 @@ def _cpu_times(fn, warmup, rep, grad_to_none):
     return times
 
 
-def _torch_gpu():
+def torch_gpu():
     torch = sys.modules.get("torch")
     if torch is None or not torch.cuda.is_available():
         raise RuntimeError("do_bench(device='gpu') times by torch's CUDA/HIP events: torch with a GPU is needed "
@@ -111,7 +111,7 @@ def _wait(torch):
 
 
 def _gpu_times(fn, warmup, rep, grad_to_none):
-    torch = _torch_gpu()
+    torch = torch_gpu()
     properties = torch.cuda.get_device_properties(torch.cuda.current_device())
     flush = torch.empty(max(_FLUSH_BYTES, 4 * getattr(properties, "L2_cache_size", 0)) // 4, dtype=torch.int32,
                         device="cuda")  # as Triton's: its zero_() is the same fill kernel
