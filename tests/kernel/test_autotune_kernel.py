@@ -1,7 +1,9 @@
-"""@flyc.autotune through the real kernel (jupyter_client): the faster config
-is kept, the sweep's progress and its table show as a notebook shows them,
-a helper edited (in a cell, or in its file on disk) re-tunes with a notice,
-and an unrelated cell times nothing."""
+"""Tuning and measuring through the real kernel (jupyter_client): with
+@flyc.autotune the faster config is kept, the sweep's progress and its
+table show as a notebook shows them, a helper edited (in a cell, or in its
+file on disk) re-tunes with a notice, and an unrelated cell times nothing;
+`%flydsl bench` times an expression against the device's limit, and
+perfwatch times it again when what it ran recompiles."""
 
 import pytest
 
@@ -49,3 +51,24 @@ def test_a_helper_edit_re_tunes_with_a_notice_and_an_unrelated_cell_times_nothin
     value, text, _ = result(kernel, "x[:] = 1\nm.work(x, 4096); len(m.TIMED)")
     assert f"reloaded edited module {name}" in text and "re-tuned autotuned work" in text, text
     assert value == "2"  # timed again (the reload made TIMED a new list)
+
+
+def test_bench_and_perfwatch_say_how_a_change_moved_the_time(session):
+    kernel, name, _ = session
+    result(kernel, "%flydsl perfwatch on")
+    _, text, _ = result(kernel, "%flydsl bench bytes=8*4096 m.once(x, 4096)")
+    assert text.startswith("flyrt: m.once(x, 4096): ") and "% of the copy bandwidth measured on" in text, text
+    _, text, _ = result(kernel, "m.UNRELATED = 2")
+    assert "flyrt perfwatch" not in text
+    _, text, _ = result(kernel, "m.OFFSET = 3.0")
+    assert "flyrt perfwatch: m.once(x, 4096): " in text and " -> " in text, text
+    assert f"after 'OFFSET' in module {name}" in text and ("slower" in text or "faster" in text), text
+    result(kernel, "%flydsl perfwatch off")
+    _, text, _ = result(kernel, "m.OFFSET = 1.0")
+    assert "flyrt perfwatch" not in text
+    for line, said in (("%flydsl bench", "%flydsl bench [bytes=N|flops=N] <expression>"),
+                       ("%flydsl bench m.once(x,", "not an expression"),
+                       ("%flydsl bench bytes=lots m.once(x, 4096)", "bytes=lots is not a number"),
+                       ("%flydsl perfwatch maybe", "%flydsl perfwatch on|off")):
+        reply, _ = kernel.execute(line)
+        assert reply["status"] == "error" and said in reply["evalue"], (line, reply["evalue"])

@@ -14,7 +14,7 @@ import sys
 from IPython.core.error import StdinNotImplementedError
 from IPython.utils.tokenutil import token_at_cursor
 
-from . import comms, runtime_hooks, streams
+from . import comms, perf_watch, runtime_hooks, streams
 from ._version import __version__
 from .cell_hooks import hooks
 from .debugger import DebugSession
@@ -61,6 +61,7 @@ class KernelFacade:
         self.comm_manager = comms.install(native)
         self.hooks = hooks
         runtime_hooks.install(hooks)
+        hooks.register_after_cell(perf_watch.after_cell)  # after the sweep: it re-times what that evicted
         self.shell.register_magics(FlydslMagics)
         builtins.input = self._input
         getpass.getpass = self._getpass

@@ -17,6 +17,12 @@
     %flydsl drift raise|recompile
                               real FlyDSL: when a global its first compile captured changes,
                               raise as FlyDSL does, or recompile (the kernel's default)
+    %flydsl bench [bytes=N|flops=N] <expression>
+                              time the expression (flyrt.testing.do_bench's median); with the work
+                              it does (N: Python, no spaces), its rate and fraction of this device's
+                              measured limit
+    %flydsl perfwatch on|off  after a cell that made something a bench ran recompile, time that
+                              bench again and say how its time moved and why
 """
 
 import inspect
@@ -25,7 +31,7 @@ from IPython.core.magic import Magics, line_magic, magics_class
 from IPython.core.error import UsageError
 
 
-COMMANDS = ("status", "why", "graph", "clear", "autoreload", "cache", "bounds", "traceback", "drift")
+COMMANDS = ("status", "why", "graph", "clear", "autoreload", "cache", "bounds", "traceback", "drift", "perfwatch")
 
 
 def _runtime():
@@ -60,6 +66,8 @@ class FlydslMagics(Magics):
     def flydsl(self, line):
         words = line.split()
         command, args = (words[0], words[1:]) if words else ("status", [])
+        if command == "bench":  # the rest of the line is Python, spaces and all
+            return self._bench(line.strip()[len("bench"):].strip())
         handler = getattr(self, f"_{command}", None) if command in COMMANDS else None
         if handler is None:
             raise UsageError(f"unknown %flydsl command {command!r}\n{__doc__}")
@@ -194,6 +202,36 @@ class FlydslMagics(Magics):
         if not flydsl_adapter.install(global_drift=mode):
             raise UsageError("the installed flydsl is not one the adapter knows; its caches are not guarded")
         print(f"flyrt: a changed global captured by a FlyDSL function now makes it {mode}")
+
+
+    def _bench(self, text):
+        from . import perf_watch
+
+        work = None
+        first, _, rest = text.partition(" ")
+        if first.startswith(("bytes=", "flops=")):
+            kind, _, amount = first.partition("=")
+            try:
+                work = (kind, float(eval(amount, self.shell.user_ns)))
+            except Exception as error:
+                raise UsageError(f"%flydsl bench: {kind}={amount} is not a number ({error})") from None
+            text = rest.strip()
+        if not text:
+            raise UsageError("%flydsl bench [bytes=N|flops=N] <expression>")
+        try:
+            fn = eval(compile(f"lambda: ({text})", "<%flydsl bench>", "eval"), self.shell.user_ns)
+        except SyntaxError as error:
+            raise UsageError(f"%flydsl bench: not an expression: {text} ({error.msg})") from None
+        perf_watch.bench(text, fn, work)
+
+    def _perfwatch(self, state=None):
+        from . import perf_watch
+
+        if state not in ("on", "off"):
+            raise UsageError("%flydsl perfwatch on|off")
+        perf_watch.set_watching(state == "on")
+        print(f"flyrt: perfwatch is {state}" + (": benches (%flydsl bench) are timed again when what they ran "
+                                                "recompiles" if state == "on" else ""))
 
 
 FlydslMagics.flydsl.__doc__ = __doc__  # what %flydsl? shows

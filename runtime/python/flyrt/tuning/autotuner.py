@@ -306,7 +306,7 @@ class Autotuner:
                 config.pre_hook({**named, **config.all_kwargs()})
             self.fn(*args, **arguments)
 
-        before = _artifact_hits()
+        before = artifact_calls()
         try:
             if self._do_bench is None:
                 ms = timing.do_bench(call, warmup=self._warmup, rep=self._rep, quantiles=(0.5,), device=device)
@@ -317,7 +317,7 @@ class Autotuner:
             raise
         except Exception as error:
             return None, _problem(error), None
-        ran = [artifact.record for key, (artifact, hits) in _artifact_hits().items()
+        ran = [artifact.record for key, (artifact, hits) in artifact_calls().items()
                if (key not in before or hits > before[key][1]) and artifact.record is not None]
         return ms, None, ran
 
@@ -353,7 +353,7 @@ class Autotuner:
         self._latest = None
 
 
-def _artifact_hits():
+def artifact_calls():
     """{id: (artifact, its calls)} of every live launcher's artifacts (each
     held, so no id is reused while compared)."""
     found = {}
