@@ -1,6 +1,7 @@
 """flyrt next to numba (and numpy) on the CPU, in one run; prints ratios.
 
-(1) cache-hit launch overhead: a 3-tensor + scalar kernel on 16 elements;
+(1) cache-hit launch overhead: a 3-tensor + scalar kernel on 16 elements,
+    and the same call through @flyc.autotune (its key and guard checked);
 (2) first compile of vector add, from trace to callable;
 (3) throughput of axpy and row norms on large arrays.
 
@@ -51,7 +52,11 @@ def launch_overhead():
     a, b, c = (np.ones(16, np.float32) for _ in range(3))
     checked, fast = both_modes(lambda: per_call(vector_add, a, b, c, 16))
     theirs = per_call(numba_vector_add, a, b, c, 16)
-    return [("launch overhead, 16 elements (us)", checked * 1e6, fast * 1e6, theirs * 1e6, "numba njit")]
+    tuned = flyc.autotune(configs=[flyc.Config({})], key=["n"])(vector_add)
+    through_tuner = both_modes(lambda: per_call(tuned, a, b, c, 16, calls=50_000))
+    return [("launch overhead, 16 elements (us)", checked * 1e6, fast * 1e6, theirs * 1e6, "numba njit"),
+            ("the same through flyc.autotune (us)", *(t * 1e6 for t in through_tuner), checked * 1e6,
+             "flyrt's launcher alone")]
 
 
 _fresh = itertools.count()

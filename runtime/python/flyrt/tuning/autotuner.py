@@ -20,6 +20,8 @@ import traceback
 import types
 import weakref
 
+import numpy as np
+
 from .. import _core
 from ..core import settings
 from ..core.cache_info import CacheInfo
@@ -30,12 +32,14 @@ from ..drivers import targets
 from ..interpret import mode as interpret_mode
 from ..invalidation import registry
 from ..runtime import compile_log
+from ..language.annotations import Tensor
 from ..runtime.launcher import JitFunction
 from . import timing
 from .trials import Progress, table
 from .tuned_results import Trial, TunedResult, TunedStore, portable_key, tie
 
 _HISTORY = 8  # earlier results kept per key, for A -> B -> A
+_MISSING = object()
 _definitions = weakref.WeakValueDictionary()  # (module, name) -> the latest autotuner defined there
 
 
@@ -56,13 +60,18 @@ def _key_part(value):
     return tuple(int(n) for n in shape) if shape is not None and hasattr(value, "dtype") else value
 
 
+_dtype_texts = {}  # dtype -> its text in keys (str() of a numpy dtype costs a microsecond)
+
+
 def _tensor_traits(value):
     """(dtype, device) of a tensor argument, as the key tells them apart
     (an FP8 numpy array's format lives in its dtype's metadata)."""
     dtype = value.dtype
-    metadata = getattr(dtype, "metadata", None)
-    text = f"{dtype}{sorted(metadata.items()) if metadata else ''}"
-    return text, str(getattr(value, "device", "cpu"))
+    text = _dtype_texts.get(dtype)
+    if text is None:
+        metadata = getattr(dtype, "metadata", None)
+        text = _dtype_texts[dtype] = f"{dtype}{sorted(metadata.items()) if metadata else ''}"
+    return text, "cpu" if type(value) is np.ndarray else str(getattr(value, "device", "cpu"))
 
 
 class Autotuner:
@@ -97,7 +106,14 @@ class Autotuner:
             raise ValueError(f"autotune of launcher '{name}': {', '.join(map(repr, clash))} is both tuned and in the "
                              "key")
         self.fn, self.keys = launcher, list(key)
-        self._tuned_names = tuned
+        self._tuned_names, self._tuned_set = tuned, set(tuned)
+        self._names = list(parameters)
+        self._key_slots = [(name, parameters.index(name)) for name in key]
+        # a launcher's tensors are its fx.Tensor parameters; a host function's, whatever has a shape and dtype
+        self._tensor_slots = None if self._host else [
+            (n, parameters.index(n)) for n, p in self._signature.parameters.items() if p.annotation is Tensor]
+        self._defaults = {n: p.default for n, p in self._signature.parameters.items()
+                          if p.default is not inspect.Parameter.empty}
         prune = dict(prune_configs_by or {})
         self._early_prune, self._perf_model = prune.get("early_config_prune"), prune.get("perf_model")
         self._top_k = prune.get("top_k", 1.0)
@@ -135,29 +151,41 @@ class Autotuner:
 
     def __call__(self, *args, **kwargs):
         __tracebackhide__ = True
-        given = [name for name in self._tuned_names if name in kwargs]
-        if given:
-            raise TypeError(f"autotuned launcher '{self.__qualname__}': {', '.join(given)} is set by its configs, "
-                            "not by the call")
-        named = self._signature.bind_partial(*args, **kwargs)
-        named.apply_defaults()
-        named = named.arguments
-        key = self._key(named)
+        if kwargs and not self._tuned_set.isdisjoint(kwargs):
+            given = ", ".join(name for name in self._tuned_names if name in kwargs)
+            raise TypeError(f"autotuned launcher '{self.__qualname__}': {given} is set by its configs, not by the "
+                            "call")
+        key = self._key(args, kwargs)
         result = self._results.get(key)
         reasons = result.changes() if result is not None else None
         if result is not None and not reasons:
             self._counts["hits"] += 1
         else:
-            result = self._resolve(key, named, args, kwargs, result, reasons)
+            result = self._resolve(key, self._named(args, kwargs), args, kwargs, result, reasons)
         config = self.best_config = result.config
         if config.pre_hook is not None:
-            config.pre_hook({**named, **config.all_kwargs()})
-        return self.fn(*args, **kwargs, **config.all_kwargs())
+            config.pre_hook({**self._named(args, kwargs), **config.all_kwargs()})
+        return self.fn(*args, **kwargs, **config.arguments)
 
-    def _key(self, named):
-        parts = [_key_part(named[name]) for name in self.keys]
-        parts += [_tensor_traits(value) for value in named.values() if hasattr(value, "dtype")
-                  and hasattr(value, "shape")]
+    def _named(self, args, kwargs):
+        """The call's arguments by name, with the defaults of those not given."""
+        return {**self._defaults, **dict(zip(self._names, args)), **kwargs}
+
+    def _key(self, args, kwargs):
+        # The call path, where nothing is tuned: the key is read from the arguments as they came.
+        count, defaults = len(args), self._defaults
+        values = [args[i] if i < count else kwargs.get(name, defaults.get(name, _MISSING))
+                  for name, i in self._key_slots]
+        if _MISSING in values:
+            missing = self._key_slots[values.index(_MISSING)][0]
+            raise TypeError(f"autotuned launcher '{self.__qualname__}': missing the argument '{missing}'")
+        parts = [_key_part(value) for value in values]
+        if self._tensor_slots is not None:
+            parts += [_tensor_traits(args[i] if i < count else kwargs[name]) for name, i in self._tensor_slots
+                      if i < count or name in kwargs]
+        else:
+            parts += [_tensor_traits(value) for value in (*args, *kwargs.values()) if hasattr(value, "shape")
+                      and hasattr(value, "dtype")]
         # bounds checks compile other code: its timings are another result's
         return tuple(parts) + (_core.bounds_checks(), "host" if self._host else self.fn.target)
 

@@ -10,6 +10,7 @@ class Config:
     def __init__(self, kwargs, num_warps=None, num_stages=None, pre_hook=None):
         self.kwargs = dict(kwargs)
         self.num_warps, self.num_stages, self.pre_hook = num_warps, num_stages, pre_hook
+        self.arguments = self.all_kwargs()  # what each call passes: made once, not per call
 
     def all_kwargs(self):
         """Every argument this config passes to the launcher."""
