@@ -25,13 +25,14 @@ def find():
     return shutil.which("ptxas")
 
 
-def assemble(ptx, name="kernel"):
-    """Assembles `ptx` for sm_90; returns ptxas's report, raises AssertionError with it on failure."""
+def assemble(ptx, name="kernel", extra=()):
+    """Assembles `ptx` for sm_90 (with ptxas options `extra`); returns ptxas's report, raises
+    AssertionError with it on failure."""
     with tempfile.TemporaryDirectory() as work:
         source = os.path.join(work, f"{name}.ptx")
         with open(source, "w") as f:
             f.write(ptx)
-        done = subprocess.run([find(), f"-arch={ARCH}", "-v", source, "-o", os.path.join(work, "k.cubin")],
+        done = subprocess.run([find(), f"-arch={ARCH}", "-v", *extra, source, "-o", os.path.join(work, "k.cubin")],
                               capture_output=True, text=True)
     if done.returncode != 0:
         raise AssertionError(f"ptxas rejected {name}:\n{done.stderr}")

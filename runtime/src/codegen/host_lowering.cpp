@@ -11,6 +11,7 @@ void host_lowering::emit()
 {
     auto* type = llvm::FunctionType::get(m_b.getInt32Ty(), {m_b.getPtrTy(), m_b.getPtrTy()}, false);
     m_llvm_fn = llvm::Function::Create(type, llvm::Function::ExternalLinkage, m_fn.name, m_out);
+    describe_source();
     m_kernels = m_llvm_fn->getArg(1);
     m_b.SetInsertPoint(llvm::BasicBlock::Create(m_ctx, "entry", m_llvm_fn));
     load_parameters(m_llvm_fn->getArg(0));

@@ -5,8 +5,10 @@
 
 #include <llvm/IR/BasicBlock.h>
 #include <llvm/IR/Constants.h>
+#include <llvm/IR/DIBuilder.h>
 #include <llvm/IR/Function.h>
 #include <llvm/IR/Intrinsics.h>
+#include <llvm/Support/Path.h>
 
 namespace flyrt::codegen
 {
@@ -22,6 +24,54 @@ function_lowering::function_lowering(const ir::module& m,
     : m_module(m), m_fn(f), m_target(code_target), m_out(out), m_ctx(out.getContext()), m_b(m_ctx),
       m_values(f.values.size(), nullptr)
 {
+}
+
+namespace
+{
+
+llvm::DIFile* source_file(llvm::LLVMContext& context, const std::string& path)
+{
+    return llvm::DIFile::get(context, llvm::sys::path::filename(path), llvm::sys::path::parent_path(path));
+}
+
+} // namespace
+
+void function_lowering::describe_source()
+{
+    if (m_out.getModuleFlag("Debug Info Version") == nullptr)
+    {
+        m_out.addModuleFlag(llvm::Module::Warning, "Debug Info Version", llvm::DEBUG_METADATA_VERSION);
+        m_out.addModuleFlag(llvm::Module::Warning, "Dwarf Version", 4);
+    }
+    // NVIDIA's tools take line information as .loc directives alone (what nvcc's -lineinfo gives).
+    const auto emission = m_target.kind == target_kind::nvptx ? llvm::DICompileUnit::DebugDirectivesOnly
+                                                              : llvm::DICompileUnit::LineTablesOnly;
+    llvm::DIBuilder di(m_out);
+    llvm::DIFile* file = source_file(m_ctx, m_fn.loc.file);
+    llvm::DICompileUnit* unit =
+        di.createCompileUnit(llvm::dwarf::DW_LANG_Python, file, "flyrt", true, "", 0, "", emission);
+    m_scope = di.createFunction(unit,
+                                m_fn.name,
+                                m_llvm_fn->getName(),
+                                file,
+                                static_cast<unsigned>(m_fn.loc.line),
+                                di.createSubroutineType(di.getOrCreateTypeArray({})),
+                                static_cast<unsigned>(m_fn.loc.line),
+                                llvm::DINode::FlagZero,
+                                llvm::DISubprogram::SPFlagDefinition | llvm::DISubprogram::SPFlagOptimized);
+    m_llvm_fn->setSubprogram(m_scope);
+    di.finalize();
+    m_b.SetCurrentDebugLocation(location_of(m_fn.loc));
+}
+
+const llvm::DILocation* function_lowering::location_of(const ir::location& loc)
+{
+    llvm::DIScope* scope = m_scope;
+    if (loc.file != m_fn.loc.file)
+    {
+        scope = llvm::DILexicalBlockFile::get(m_ctx, m_scope, source_file(m_ctx, loc.file), 0);
+    }
+    return llvm::DILocation::get(m_ctx, static_cast<unsigned>(loc.line), 0, scope);
 }
 
 void function_lowering::unsupported(const ir::op& o, const std::string& what) const
@@ -182,6 +232,10 @@ std::vector<llvm::Value*> function_lowering::emit_region(const ir::region& r)
 
 void function_lowering::emit_op(const ir::op& o)
 {
+    if (m_scope != nullptr)
+    {
+        m_b.SetCurrentDebugLocation(location_of(o.loc));
+    }
     switch (o.code)
     {
     case opcode::constant:

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include <llvm/IR/DebugInfoMetadata.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
@@ -75,6 +76,12 @@ protected:
 
     // -- for targets -------------------------------------------------------------
 
+    // Line information, once m_llvm_fn exists: the function becomes a DWARF
+    // subprogram of its Python file, and each op emitted after carries its
+    // file and line (PTX .loc on NVIDIA, line tables elsewhere), so that
+    // profilers and debuggers name the user's lines.
+    void describe_source();
+
     llvm::Type* llvm_type(ir::scalar kind);
     llvm::Type* llvm_type(const ir::type& t);
     ir::scalar kind_of(ir::value_id id) const { return m_fn.type_of(id).kind; }
@@ -104,6 +111,9 @@ protected:
     llvm::Function* m_llvm_fn = nullptr;
 
 private:
+    const llvm::DILocation* location_of(const ir::location& loc);
+
+    llvm::DISubprogram* m_scope = nullptr;
     llvm::Value* constant(const ir::type& t, const ir::op& o);
     llvm::Value* unary(ir::arith kind, ir::value_id operand);
     llvm::Value* safe_divisor(llvm::Value* a, llvm::Value* b, bool is_signed, llvm::Value*& by_zero);

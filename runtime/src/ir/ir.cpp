@@ -111,6 +111,7 @@ public:
     void print_function(const function& f)
     {
         m_fn = &f;
+        m_file.clear();
         m_out << (f.kind == function_kind::kernel ? "kernel @" : "host @") << f.name << "(";
         list(f.parameters, true);
         m_out << ")";
@@ -133,6 +134,8 @@ public:
     }
 
 private:
+    std::string m_file; // of the op printed last
+
     void list(const std::vector<value_id>& ids, bool with_types)
     {
         for (std::size_t i = 0; i < ids.size(); ++i)
@@ -214,6 +217,12 @@ private:
             m_out << " ";
             list(o->operands, false);
             m_out << "  // line " << o->loc.line;
+            if (o->loc.file != m_file)
+            {
+                // the file too where it changes: compiled code's line information names it
+                m_file = o->loc.file;
+                m_out << " of " << m_file;
+            }
             for (const auto& sub : o->regions)
             {
                 m_out << "\n" << std::string(static_cast<std::size_t>(depth) * 2, ' ') << "^(";

@@ -76,6 +76,19 @@ void bind_jit(py::module_& m)
         },
         "(kernel name, PTX text or AMD code object bytes) of each device image in a compiled payload.");
     m.def(
+        "host_objects",
+        [](const py::bytes& payload)
+        {
+            py::list objects;
+            for (const std::string& object : jit::unpack(std::string(payload)).host_objects)
+            {
+                objects.append(py::bytes(object));
+            }
+            return objects;
+        },
+        "The relocatable objects (ELF) of a compiled payload's host code: on the CPU target, its kernels "
+        "too.");
+    m.def(
         "compiled_part_counts",
         []
         {

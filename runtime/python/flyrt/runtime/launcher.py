@@ -111,6 +111,7 @@ class Lowered:
         self.llvm_ir = llvm_ir  # the optimized LLVM modules, as text
         self.payload = payload
         self.device_code = dict(_core.device_images(payload))  # kernel name -> PTX or AMD code object (bytes)
+        self.host_objects = _core.host_objects(payload)  # ELF objects: the host code (the CPU's kernels too)
 
     def __repr__(self):
         return f"<flyrt lowered for {self.target.id}: kernels {sorted(self.device_code)}>"

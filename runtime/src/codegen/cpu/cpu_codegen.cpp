@@ -44,6 +44,7 @@ public:
         auto* type = llvm::FunctionType::get(m_b.getVoidTy(), {ptr, ptr, i64, i64, ptr}, false);
         m_llvm_fn =
             llvm::Function::Create(type, llvm::Function::ExternalLinkage, m_fn.name + blocks_suffix, m_out);
+        describe_source();
         llvm::Value* slots = m_llvm_fn->getArg(0);
         llvm::Value* geometry = m_llvm_fn->getArg(1);
         llvm::Value* first = m_llvm_fn->getArg(2);

@@ -57,6 +57,7 @@ void gpu_kernel_lowering::emit()
     auto* type = llvm::FunctionType::get(m_b.getVoidTy(), types, false);
     m_llvm_fn = llvm::Function::Create(type, llvm::Function::ExternalLinkage, m_fn.name, m_out);
     m_llvm_fn->setCallingConv(calling_convention());
+    describe_source();
     for (std::size_t i = 0; i < m_fn.parameters.size(); ++i)
     {
         llvm::Argument* argument = m_llvm_fn->getArg(static_cast<unsigned>(i));

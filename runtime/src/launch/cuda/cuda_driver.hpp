@@ -41,6 +41,7 @@ inline constexpr int CU_JIT_INFO_LOG_BUFFER = 3;
 inline constexpr int CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES = 4;
 inline constexpr int CU_JIT_ERROR_LOG_BUFFER = 5;
 inline constexpr int CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6;
+inline constexpr int CU_JIT_GENERATE_LINE_INFO = 13;
 
 // The entry points flyrt calls, resolved once per process.
 struct driver_api

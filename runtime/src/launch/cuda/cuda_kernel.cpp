@@ -59,11 +59,13 @@ cuda_kernel::cuda_kernel(const jit::device_image& image, int ordinal)
         m_limits.block[d] = static_cast<std::uint64_t>(info.max_block[d]);
     }
     std::vector<char> errors(16384, '\0');
-    int options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
-    void* values[] = {errors.data(), reinterpret_cast<void*>(errors.size())};
+    // Line information (the PTX's .loc) kept in the machine code, as nvcc's -lineinfo: Nsight Compute's
+    // source view and cuda-gdb name the kernel's Python lines. The code itself is the same.
+    int options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_JIT_GENERATE_LINE_INFO};
+    void* values[] = {errors.data(), reinterpret_cast<void*>(errors.size()), reinterpret_cast<void*>(1)};
     std::size_t free_before = 0, free_after = 0, total = 0;
     api.cuMemGetInfo(&free_before, &total);
-    const CUresult loaded = api.cuModuleLoadDataEx(&m_module, image.code.c_str(), 2, options, values);
+    const CUresult loaded = api.cuModuleLoadDataEx(&m_module, image.code.c_str(), 3, options, values);
     if (loaded != CUDA_SUCCESS)
     {
         throw std::runtime_error("the CUDA driver rejected kernel " + m_name + ": " + error_text(loaded) +
