@@ -16,7 +16,8 @@ import flyrt.compiler as flyc
 import flyrt.expr as fx
 from flyrt.invalidation import registry
 
-from kernel_cells import AUTOTUNED as MODULE
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: run alone (--confcutdir) too
+from kernel_cells import AUTOTUNED as MODULE  # noqa: E402
 
 pytestmark = pytest.mark.compiled_for()  # CPU behaviour; the GPU targets' code is tested elsewhere
 
