@@ -22,3 +22,12 @@ class Table:
 
     def __repr__(self):
         return self.text
+
+
+def aligned_text(title, headers, rows):
+    """`title`, then the headers and rows in columns padded to their widest
+    cell (the plain form of a table a console shows)."""
+    table = [list(map(str, headers))] + [list(map(str, row)) for row in rows]
+    widths = [max(len(row[i]) for row in table) for i in range(len(headers))]
+    lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in table]
+    return "\n".join([title] + lines)

@@ -204,9 +204,12 @@ class Autotuner:
         result = self._earlier_match(key)
         source = "reused"
         if result is None:
-            result, source = self._from_disk(key, args, kwargs), "disk"
+            # on disk the device is named (model and architecture), not numbered: identical GPUs share it
+            device = self._device(args, kwargs)
+            disk_key = None if device is None else portable_key(list(key[:-1]) + [device[1]])
+            result, source = self._store.load(disk_key, self._code, self.__qualname__), "disk"
         if result is None:
-            result, source = self._tune(key, named, args, kwargs), "tuned"
+            result, source = self._tune(key, named, args, kwargs, device, disk_key), "tuned"
         self._results[key] = result
         earlier = self._earlier.setdefault(key, [])
         if result not in earlier:
@@ -240,16 +243,6 @@ class Autotuner:
                 result.record.refresh()
                 return result
         return None
-
-    def _from_disk(self, key, args, kwargs):
-        return self._store.load(portable_key(self._portable(key, args, kwargs)), self._code, self.__qualname__)
-
-    def _portable(self, key, args, kwargs):
-        """The key with the device named (its model and architecture), not
-        numbered: identical GPUs share a result on disk (None: no config
-        makes a call these arguments can make)."""
-        device = self._device(args, kwargs)
-        return None if device is None else list(key[:-1]) + [device[1]]
 
     def _device(self, args, kwargs):
         """("gpu" or "cpu", the device's name) of a call with these
@@ -288,13 +281,13 @@ class Autotuner:
             configs = sorted(configs, key=lambda c: estimate[id(c)])[:max(1, count)]
         return configs
 
-    def _tune(self, key, named, args, kwargs):
+    def _tune(self, key, named, args, kwargs, device, disk_key):
         configs = self._pruned(named)
         if len(configs) == 1:  # nothing to choose between, as Triton does
             return TunedResult(configs[0], [Trial(configs[0], None, "the only config")], None, None)
         if not self._host and interpret_mode.wants_interpretation(self.fn):
             return TunedResult(configs[0], [Trial(configs[0], None, "interpreted: not timed")], None, None)
-        device = (self._device(args, kwargs) or ("cpu",))[0]  # None: every config's call fails, and says why
+        timer = (device or ("cpu",))[0]  # None: every config's call fails, and says why
         # The call itself sees its arguments as given: what the timed calls wrote is undone.
         saved = {name: copy.deepcopy(named[name]) for name in dict.fromkeys(self.restore_value + self.reset_to_zero)}
         progress = Progress(f"autotune {self.__qualname__} [{self._describe(key)}]", len(configs))
@@ -302,7 +295,7 @@ class Autotuner:
         try:
             for done, config in enumerate(configs):
                 progress.step(done, config)
-                ms, problem, ran = self._time(config, args, kwargs, named, device)
+                ms, problem, ran = self._time(config, args, kwargs, named, timer)
                 self._restore(named, saved)
                 tried.append(Trial(config, ms, problem))
                 records.extend(ran or ())
@@ -319,7 +312,7 @@ class Autotuner:
         record, specs = tie(records, self._code, self.__qualname__, self._host)
         result = TunedResult(best.config, tried, record, specs)
         progress.finish(f"best {best.config.describe()}, {best.ms:.4f} ms")
-        self.not_persisted = self._store.save(portable_key(self._portable(key, args, kwargs)), result)
+        self.not_persisted = self._store.save(disk_key, result)
         return result
 
     def _time(self, config, args, kwargs, named, device):

@@ -10,7 +10,7 @@ of it is in the table too.
 import io
 import os
 
-from ..core.tables import Table
+from ..core.tables import Table, aligned_text
 from .device_limits import device_limits
 
 
@@ -49,14 +49,14 @@ class Mark:
         self.fn, self.benchmarks = fn, benchmarks
         self.figures = []  # the latest run's matplotlib figures
 
-    def _measure(self, bench):
+    def _measure(self, bench, extra):
         rows = []
         for x in bench.x_vals:
             xs = x if isinstance(x, (list, tuple)) else [x] * len(bench.x_names)
             named = dict(zip(bench.x_names, xs))
             row = [*xs]
             for line in bench.line_vals:
-                arguments = {**named, bench.line_arg: line, **bench.args}
+                arguments = {**named, bench.line_arg: line, **bench.args, **extra}
                 got = self.fn(**arguments)
                 ms, low, high = got if isinstance(got, (list, tuple)) else (got, got, got)
                 if bench.work is not None:
@@ -77,9 +77,7 @@ class Mark:
             if limit is not None:
                 cell += [f"{100 * v[0] / limit[0]:.1f}" for v in values]
             cells.append(cell)
-        widths = [max(len(str(c[i])) for c in [headers, *cells]) for i in range(len(headers))]
-        text = "\n".join([bench.plot_name] + ["  ".join(str(c).rjust(w) for c, w in zip(r, widths))
-                                              for r in [headers, *cells]])
+        text = aligned_text(bench.plot_name, headers, cells)
         if limit is not None:
             text += f"\nlimit: {limit[0]:.4g} {bench.unit} ({limit[1]})"
         return Table(headers, cells, text)
@@ -113,8 +111,7 @@ class Mark:
         benchmarks = self.benchmarks if isinstance(self.benchmarks, (list, tuple)) else [self.benchmarks]
         tables, self.figures = [], []
         for bench in benchmarks:
-            bench.args = {**bench.args, **kwargs}
-            rows = self._measure(bench)
+            rows = self._measure(bench, kwargs)
             limit = bench.limit()
             table = self._table(bench, rows, limit)
             figure = self._figure(bench, rows, limit)

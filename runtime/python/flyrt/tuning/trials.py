@@ -1,7 +1,7 @@
 """What a tuning tried, as a table (HTML in a notebook, text elsewhere),
 and its progress while it runs."""
 
-from ..core.tables import Table
+from ..core.tables import Table, aligned_text
 
 
 def table(title, trials, best):
@@ -15,10 +15,7 @@ def table(title, trials, best):
         mark = "best" if trial.config is best else (trial.problem or "")
         rows.append((trial.config.describe(), ms, ratio, mark))
     headers = ("config", "median ms", "vs best", "")
-    widths = [max(len(str(row[i])) for row in [headers, *rows]) for i in range(3)]
-    lines = [title] + ["  ".join(str(cell).ljust(width) for cell, width in zip(row, widths)) + "  " + row[3]
-                       for row in [headers, *rows]]
-    return Table(headers, rows, "\n".join(line.rstrip() for line in lines))
+    return Table(headers, rows, aligned_text(title, headers, rows))
 
 
 class _Bar:
