@@ -19,7 +19,7 @@ class Bench:
     def time(self):
         """Times the expression (do_bench's median, ms) and notes what it ran."""
         from flyrt.testing import do_bench
-        from flyrt.tuning.autotuner import artifact_calls
+        from flyrt.invalidation.registry import artifact_calls
 
         before = artifact_calls()
         self.ms = do_bench(self.fn, return_mode="median")
@@ -29,7 +29,7 @@ class Bench:
 
     def replaced(self):
         """Why artifacts it ran are no longer held by their launchers (empty: they all are)."""
-        from flyrt.tuning.autotuner import artifact_calls
+        from flyrt.invalidation.registry import artifact_calls
 
         held = artifact_calls()
         reasons = [reason for record in self.records if id(record.artifact) not in held

@@ -68,6 +68,18 @@ def launchers():
     return sorted(_launchers, key=lambda launcher: launcher.__qualname__)
 
 
+def artifact_calls():
+    """{id: (artifact, its calls)} of every live launcher's artifacts (each
+    held, so no id is reused while compared)."""
+    found = {}
+    for launcher in launchers():
+        for _, artifact in launcher._entries():
+            hits = getattr(artifact, "hits", None)  # the FlyDSL adapter's entries count no calls
+            if hits is not None:
+                found[id(artifact)] = (artifact, hits)
+    return found
+
+
 def clear_all(setting=None):
     """Drops every launcher's compiled artifacts: a setting that changes
     what compiles changed (the CPU's warp size, compile-only mode)."""

@@ -327,7 +327,7 @@ class Autotuner:
                 config.pre_hook({**named, **config.all_kwargs()})
             self.fn(*args, **arguments)
 
-        before = artifact_calls()
+        before = registry.artifact_calls()
         try:
             if self._do_bench is None:
                 ms = timing.do_bench(call, warmup=self._warmup, rep=self._rep, quantiles=(0.5,), device=device)
@@ -338,7 +338,7 @@ class Autotuner:
             raise
         except Exception as error:
             return None, _problem(error), None
-        ran = [artifact.record for key, (artifact, hits) in artifact_calls().items()
+        ran = [artifact.record for key, (artifact, hits) in registry.artifact_calls().items()
                if (key not in before or hits > before[key][1]) and artifact.record is not None]
         return ms, None, ran
 
@@ -372,18 +372,6 @@ class Autotuner:
         self._results.clear()
         self._earlier.clear()
         self._latest = None
-
-
-def artifact_calls():
-    """{id: (artifact, its calls)} of every live launcher's artifacts (each
-    held, so no id is reused while compared)."""
-    found = {}
-    for launcher in registry.launchers():
-        for _, artifact in launcher._entries():
-            hits = getattr(artifact, "hits", None)  # the FlyDSL adapter's entries count no calls
-            if hits is not None:
-                found[id(artifact)] = (artifact, hits)
-    return found
 
 
 def _host_device(args, kwargs):
