@@ -377,29 +377,47 @@ def pa_decode_ps_launch(query, key_cache, value_cache, block_tables, context_len
 # What the tuner picks pages per work item from (a GPU's default): about 4 work items per worker at 4,
 # one per worker at 32 on the benchmark's largest shape.
 PAGES_PER_WORK = (4, 8, 16, 32)
+# And the split: how many single-warp workers per multiprocessor share the work (on a GPU, when the
+# caller leaves `workers` to it); DEFAULT_BLOCKS_PER_SM where it does not.
+BLOCKS_PER_SM = (2, 4, 8, 16)
+DEFAULT_BLOCKS_PER_SM = 16
 
 
 class _DecodeInputs:
-    """One decode step's arguments, and the plan built for each pages-per-work
-    choice (the tuner times each plan's run, not the building of it)."""
+    """One decode step's arguments, and the plan built for each choice (the
+    tuner times each plan's run, not the building of it)."""
 
     def __init__(self, arguments):
         self.arguments, self.plans = arguments, {}
 
 
-def _plan_for(inputs, pages_per_work):
-    plan = inputs.plans.get(pages_per_work)
+def _plan_for(inputs, pages_per_work, blocks_per_sm):
+    plan = inputs.plans.get((pages_per_work, blocks_per_sm))
     if plan is None:
-        plan = inputs.plans[pages_per_work] = _decode_plan(**inputs.arguments, pages_per_work=pages_per_work)[0]
+        arguments = dict(inputs.arguments)
+        if arguments["workers"] is None and getattr(arguments["query"], "is_cuda", False):
+            arguments["workers"] = blocks_per_sm * _multiprocessors(arguments["query"])
+        plan = inputs.plans[pages_per_work, blocks_per_sm] = _decode_plan(**arguments,
+                                                                           pages_per_work=pages_per_work)[0]
     return plan
 
 
-@flyc.autotune(configs=[flyc.Config({"pages_per_work": p}) for p in PAGES_PER_WORK], key=["layout"])
-def _tuned_decode_step(inputs, layout, pages_per_work):
-    """One decode step with `pages_per_work`: flyc.autotune keeps the fastest
-    per batch layout, and tunes again when the kernels or this module's host
-    code change."""
-    _plan_for(inputs, pages_per_work)()
+def _split_choices(configs, named):
+    """The split is a GPU's choice, and only when the caller left `workers` to it."""
+    *_, on_gpu, workers = named["layout"]
+    open_split = on_gpu and workers is None
+    return [c for c in configs if open_split or c.kwargs["blocks_per_sm"] == DEFAULT_BLOCKS_PER_SM]
+
+
+# 16 configs on a GPU: 25 ms of timing each keeps a layout's tuning near half a second.
+@flyc.autotune(configs=[flyc.Config({"pages_per_work": p, "blocks_per_sm": b})
+                        for p in PAGES_PER_WORK for b in BLOCKS_PER_SM],
+               key=["layout"], prune_configs_by={"early_config_prune": _split_choices}, warmup=5, rep=25)
+def _tuned_decode_step(inputs, layout, pages_per_work, blocks_per_sm):
+    """One decode step with `pages_per_work` and `blocks_per_sm`:
+    flyc.autotune keeps the fastest per batch layout, and tunes again when the
+    kernels or this module's host code change."""
+    _plan_for(inputs, pages_per_work, blocks_per_sm)()
 
 
 def pa_decode_ps_prepare(query, key_cache, value_cache, block_tables, context_lengths, k_scale, v_scale,
@@ -407,11 +425,13 @@ def pa_decode_ps_prepare(query, key_cache, value_cache, block_tables, context_le
                          out=None):
     """What a decode step needs besides its inputs' contents (the work list,
     the partial buffers, the launcher), built once for a batch's layout:
-    returns (run, out), run() computing into out. Workers: 8 on the CPU;
-    on a GPU 16 single-warp blocks per multiprocessor. Pages per work item:
-    on a GPU, or given as "tuned", the fastest of PAGES_PER_WORK for the
-    batch's layout (flyc.autotune: the first prepare of a layout times them,
-    running steps into `out`); else about two work items per worker."""
+    returns (run, out), run() computing into out. Pages per work item: on a
+    GPU, or given as "tuned", the fastest of PAGES_PER_WORK for the batch's
+    layout, and on a GPU with `workers` left to it, the fastest split too
+    (BLOCKS_PER_SM single-warp workers per multiprocessor); flyc.autotune:
+    the first prepare of a layout times them, running steps into `out`.
+    Else about two work items per worker, and 8 workers on the CPU, 16 per
+    multiprocessor on a GPU."""
     if out is None:
         on = _placement(query)
         out = np.empty_like(query) if on is np.asarray else on(np.empty(query.shape, np.float32)).to(query.dtype)
@@ -422,9 +442,10 @@ def pa_decode_ps_prepare(query, key_cache, value_cache, block_tables, context_le
         inputs = _DecodeInputs(arguments)
         pages = (_to_numpy(context_lengths) + key_cache.shape[2] - 1) // key_cache.shape[2]
         layout = (tuple(query.shape), tuple(key_cache.shape[1:]), _fp8_format(key_cache), len(pages),
-                  int(pages.sum()), int(pages.max()), query_length, trans_v, workers)
+                  int(pages.sum()), int(pages.max()), query_length, trans_v, getattr(query, "is_cuda", False),
+                  workers)
         _tuned_decode_step(inputs, layout)
-        return _plan_for(inputs, _tuned_decode_step.best_config.kwargs["pages_per_work"]), out
+        return _plan_for(inputs, **_tuned_decode_step.best_config.kwargs), out
     return _decode_plan(**arguments, pages_per_work=pages_per_work)
 
 
@@ -445,9 +466,7 @@ def _decode_plan(query, key_cache, value_cache, block_tables, context_lengths, k
     lengths = _to_numpy(context_lengths)
     on = _placement(query)
     if getattr(query, "is_cuda", False):
-        import torch
-
-        workers = workers or 16 * torch.cuda.get_device_properties(query.device).multi_processor_count
+        workers = workers or DEFAULT_BLOCKS_PER_SM * _multiprocessors(query)
     work, offsets, ranges = build_work_list(lengths, num_kv_heads, block_size, workers or 8, pages_per_work)
     partial_out = on(np.zeros((len(work), query_length, group, head_size), np.float32))
     partial_lse = on(np.zeros((len(work), query_length, group), np.float32))
@@ -456,6 +475,12 @@ def _decode_plan(query, key_cache, value_cache, block_tables, context_lengths, k
             _float32(v_scale, on), on(work), on(offsets), partial_out, partial_lse, on(ranges), out, head_size,
             block_size)
     return functools.partial(launch, *args), out
+
+
+def _multiprocessors(query):
+    import torch
+
+    return torch.cuda.get_device_properties(query.device).multi_processor_count
 
 
 def _fp8_format(cache):

@@ -255,7 +255,10 @@ def pa_decode(copy):
             for pages_per_work in (None, 2, 4, 8, 16, 32):
                 with bounds_checks(False):
                     runs = [pa.pa_decode_ps_prepare(**c, pages_per_work=pages_per_work)[0] for c in cases]
-                    choice = pages_per_work or f"tuned: {pa._tuned_decode_step.best_config.kwargs['pages_per_work']}"
+                    if pages_per_work is None:
+                        tuner = dict(pa._tuned_decode_step.configs_timings)
+                    best = pa._tuned_decode_step.best_config.kwargs
+                    choice = pages_per_work or f"tuned: {best['pages_per_work']}, {best['blocks_per_sm']}/SM"
                     rows.append((graph_time(runs), f"flyrt, fast mode, pages/work {choice}"))
             if fmt == "e4m3fn" and not per_token:
                 peer = [TritonPADecode(**{k: c[k] for k in ("query", "key_cache", "value_cache", "block_tables",
@@ -270,6 +273,9 @@ def pa_decode(copy):
                 print(f"  {label:<56} {who:<40} {seconds * 1e6:8.1f} {kv_bytes / seconds / 1e12:8.2f} "
                       f"{100 * kv_bytes / seconds / copy:6.1f}%")
                 label = ""
+            fastest = sorted((ms, c.kwargs["pages_per_work"], c.kwargs["blocks_per_sm"]) for c, ms in tuner.items() if ms is not None)
+            print("      the tuner's do_bench (L2 flushed), fastest first: "
+                  + ", ".join(f"{p} pages x {b}/SM {ms * 1e3:.1f} us" for ms, p, b in fastest[:4]))
 
 
 def device_case(seqs, q_heads, kv_heads, head, page, context, fmt, per_token, seed):

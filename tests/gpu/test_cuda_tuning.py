@@ -57,5 +57,9 @@ def test_pa_decode_pages_per_work_come_from_the_tuner():
     ok, max_diff, _ = check(host(out.float()), pa_decode_reference(**case), True)
     assert ok, max_diff
     timings = pa._tuned_decode_step.configs_timings
-    assert sorted(c.kwargs["pages_per_work"] for c in timings) == list(pa.PAGES_PER_WORK)
+    assert sorted((c.kwargs["pages_per_work"], c.kwargs["blocks_per_sm"]) for c in timings) == [
+        (p, b) for p in pa.PAGES_PER_WORK for b in pa.BLOCKS_PER_SM]  # the split too: workers left to it
     assert pa._tuned_decode_step.best_config == min(timings, key=timings.get)
+    pa.pa_decode_ps_launch(**on("cuda", case), workers=40)
+    assert {c.kwargs["blocks_per_sm"] for c in pa._tuned_decode_step.configs_timings} == {
+        pa.DEFAULT_BLOCKS_PER_SM}  # workers given: pages per work alone

@@ -100,7 +100,9 @@ def test_tuned_pages_per_work_match_the_reference_and_re_tune_after_a_helper_edi
     ok, max_diff, _ = check(out, pa_decode_reference(**case), True)
     assert ok, max_diff
     assert tuner.best_config.kwargs["pages_per_work"] in pa.PAGES_PER_WORK
+    # on the CPU the split is not the tuner's: pages per work alone
     assert sorted(c.kwargs["pages_per_work"] for c in tuner.configs_timings) == list(pa.PAGES_PER_WORK)
+    assert {c.kwargs["blocks_per_sm"] for c in tuner.configs_timings} == {pa.DEFAULT_BLOCKS_PER_SM}
     assert all(ms is not None for ms in tuner.configs_timings.values())
     pa_decode_ps_launch(**make_case(seed=9, num_seqs=3, variable_lengths=True, context_length=300),
                         pages_per_work="tuned")
