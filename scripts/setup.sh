@@ -15,8 +15,9 @@ DEBIAN_PACKAGES=(
     # the wheels: LLVM's static libraries link zstd (auditwheel bundles it); ccache, so that
     # what does not depend on the CPython compiles once for all of them (scripts/compiler_cache.sh)
     libzstd-dev ccache
-    # tests (jupyter console in a real terminal, JupyterLab and Notebook in a browser) and style
-    tmux chromium chromium-driver clang-format-19
+    # tests (jupyter console in a real terminal, JupyterLab and Notebook in a browser, perf
+    # annotating JIT-compiled kernels) and style
+    tmux chromium chromium-driver linux-perf clang-format-19
 )
 
 missing=()

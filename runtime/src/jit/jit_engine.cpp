@@ -17,6 +17,7 @@
 #include "../launch/device_kernel.hpp"
 #include "../launch/kernel_output.hpp"
 #include "float_conversions.hpp"
+#include "perf_jitdump.hpp"
 
 namespace flyrt::jit
 {
@@ -47,7 +48,12 @@ llvm::orc::LLJIT& engine()
         llvm::InitializeNativeTarget();
         llvm::InitializeNativeTargetAsmPrinter();
         llvm::InitializeNativeTargetAsmParser();
-        return take(llvm::orc::LLJITBuilder().create(), "cannot start the JIT");
+        auto jit = take(llvm::orc::LLJITBuilder().create(), "cannot start the JIT");
+        if (perf_jitdump_requested())
+        {
+            enable_perf_jitdump(*jit);
+        }
+        return jit;
     }();
     return *instance;
 }
