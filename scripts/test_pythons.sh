@@ -27,7 +27,7 @@ versions=("$@")
 
 # Their results do not depend on the Python that traced the kernel.
 GENERATED_CODE_TESTS=(test_amdgpu test_atomics test_block test_fp8_mma test_fragments test_math test_memory
-                      test_nvptx test_ops test_pa_decode)
+                      test_nvptx test_ops test_pa_decode test_pa_decode_matrix)
 
 on_ci=0
 [[ ${CI:-} =~ ^(1|true|yes)$ ]] && on_ci=1

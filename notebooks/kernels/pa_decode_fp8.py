@@ -7,19 +7,22 @@ below (``_load_q_fragments`` is a ``@flyc.jit`` device helper). Head size and
 page size are specialization constants taken from the cache shapes.
 
 Work: a host-side builder splits each (sequence, kv head) context into page
-ranges and hands them to a fixed number of workers (one block each). A
-worker's threads are the query rows of one kv head's group (group x query
-length); per page it stages K and V dequantized in shared memory, then each
-thread scores the page's tokens and updates its online softmax (exp2) once
-per page, keeping its output row in shared memory. Each work item leaves a
+ranges and hands them to a fixed number of workers. On GPUs (pages of 16,
+heads up to 128) a worker is one warp on the matrix units (fx.mma). Else a
+worker's threads are query rows of one kv head's group (group x query
+length; up to 16 per block, more rows take more blocks); it stages K and V
+dequantized in shared memory up to 16 tokens at a time (8 past head size
+128), then each thread scores them and updates its online softmax (exp2)
+once per tile, keeping its output row in shared memory. Each work item leaves a
 partial output and its log-sum-exp; a second kernel combines the partials of
 each row with LSE weights and writes the query's dtype.
 
 Shapes: query [num_seqs * query_length, num_q_heads, head_size]; caches
 [num_blocks, num_kv_heads, block_size, head_size] (V: [..., head_size,
 block_size] with trans_v); block_tables [num_seqs, max_blocks];
-context_lengths [num_seqs]; scales per tensor [1] or per token
-[num_blocks, num_kv_heads, block_size].
+context_lengths [num_seqs]; each scale per tensor (a Python float, a 0-dim
+or 1-element array or tensor) or per token [num_blocks, num_kv_heads,
+block_size]; a float32 tensor where the query is is read in place.
 """
 
 import functools
@@ -91,6 +94,15 @@ def _group_sum(value):
     return value + value.shuffle_xor(2)
 
 
+def _ps_tiles(rows, head_size, block_size):
+    """(query rows per block, tokens per staged tile) of the SIMT kernel: at
+    most 16 rows (a divisor of `rows`) and 16 tokens (8 past head size 128), so
+    that its shared memory stays under 48 KB (a CPU block has 64, most GPUs'
+    48 without opting in) at every page size and group."""
+    block_rows = max(d for d in range(1, min(rows, 16) + 1) if rows % d == 0)
+    return block_rows, math.gcd(block_size, 16 if head_size <= 128 else 8)
+
+
 def _normalize(acc, row, head_size, total, out, slot, q_index, g):
     """Writes one partial output row: acc / total (zeros when no token was visible)."""
     inv = fx.select(total > 0.0, 1.0 / total, 0.0)
@@ -114,14 +126,18 @@ def compile_pa_decode_ps(softmax_scale=None, trans_v=False, needs_mask=True, que
                             partial_out: fx.Tensor, partial_lse: fx.Tensor,
                             head_size: fx.Constexpr[int], block_size: fx.Constexpr[int]):
         scale = softmax_scale if fx.const_expr(softmax_scale is not None) else 1.0 / math.sqrt(head_size)
+        # a thread per query row (q token, q head of the group): `block_rows` of them per block
+        # (blockIdx.y picks which), and a page staged `tile` tokens at a time
+        block_rows, tile = _ps_tiles(rows, head_size, block_size)
         t = fx.thread_idx.x
-        q_index = t // group
-        g = t % group
-        q_rows = fx.shared((rows, head_size), fx.Float32)
-        acc = fx.shared((rows, head_size), fx.Float32)
-        keys = fx.shared((block_size, head_size), fx.Float32)
-        values = fx.shared((block_size, head_size), fx.Float32)
-        scores = fx.shared((rows, block_size), fx.Float32)  # a page's scores, then its weights
+        row = fx.block_idx.y * block_rows + t
+        q_index = row // group
+        g = row % group
+        q_rows = fx.shared((block_rows, head_size), fx.Float32)
+        acc = fx.shared((block_rows, head_size), fx.Float32)
+        keys = fx.shared((tile, head_size), fx.Float32)
+        values = fx.shared((tile, head_size), fx.Float32)
+        scores = fx.shared((block_rows, tile), fx.Float32)  # a tile's scores, then its weights
         worker = fx.block_idx.x
         for item in range(worker_offsets[worker], worker_offsets[worker + 1]):
             seq = work[item, 0]
@@ -136,50 +152,52 @@ def compile_pa_decode_ps(softmax_scale=None, trans_v=False, needs_mask=True, que
             fx.barrier()
             for page in range(work[item, 2], work[item, 3]):
                 block = block_tables[seq, page]
-                # LANES consecutive elements of one token's row at a time
-                for e in range(t * LANES, block_size * head_size, rows * LANES):
-                    token = e // head_size
-                    d = e % head_size
-                    ks = _kv_scale(k_scale, per_token_kv, block, kv_head, token)
-                    vs = _kv_scale(v_scale, per_token_kv, block, kv_head, token)
-                    (fx.Vector.load(key_cache, (block, kv_head, token, d), LANES).to(fx.Float32) * ks).store(
-                        keys, (token, d))
-                    if fx.const_expr(trans_v):
-                        for lane in fx.range_constexpr(LANES):
-                            values[token, d + lane] = value_cache[block, kv_head, d + lane, token].to(fx.Float32) * vs
-                    else:
-                        (fx.Vector.load(value_cache, (block, kv_head, token, d), LANES).to(fx.Float32) * vs).store(
-                            values, (token, d))
-                fx.barrier()
-                # Online softmax (exp2 domain) a page at a time: the page's scores and their peak,
-                # then one rescale of the row's terms and the page's weighted values added in
-                # registers, so the accumulator row is read and written once per page.
-                page_peak = peak
-                for token in range(block_size):
-                    score = float("-inf")
-                    position = page * block_size + token
-                    if not fx.const_expr(needs_mask) or _visible(position, context_length, query_length, q_index):
-                        dots = fx.Vector.zeros(LANES, fx.Float32)
+                for start in range(0, block_size, tile):
+                    # LANES consecutive elements of one token's row at a time
+                    for e in range(t * LANES, tile * head_size, block_rows * LANES):
+                        token = start + e // head_size
+                        d = e % head_size
+                        ks = _kv_scale(k_scale, per_token_kv, block, kv_head, token)
+                        vs = _kv_scale(v_scale, per_token_kv, block, kv_head, token)
+                        (fx.Vector.load(key_cache, (block, kv_head, token, d), LANES).to(fx.Float32) * ks).store(
+                            keys, (e // head_size, d))
+                        if fx.const_expr(trans_v):
+                            for lane in fx.range_constexpr(LANES):
+                                values[e // head_size, d + lane] = (
+                                    value_cache[block, kv_head, d + lane, token].to(fx.Float32) * vs)
+                        else:
+                            (fx.Vector.load(value_cache, (block, kv_head, token, d), LANES).to(fx.Float32)
+                             * vs).store(values, (e // head_size, d))
+                    fx.barrier()
+                    # Online softmax (exp2 domain) a tile at a time: the tile's scores and their peak,
+                    # then one rescale of the row's terms and the tile's weighted values added in
+                    # registers, so the accumulator row is read and written once per tile.
+                    tile_peak = peak
+                    for token in range(tile):
+                        score = float("-inf")
+                        position = page * block_size + start + token
+                        if not fx.const_expr(needs_mask) or _visible(position, context_length, query_length, q_index):
+                            dots = fx.Vector.zeros(LANES, fx.Float32)
+                            for d in range(0, head_size, LANES):
+                                dots = fx.fma(fx.Vector.load(q_rows, (t, d), LANES),
+                                              fx.Vector.load(keys, (token, d), LANES), dots)
+                            score = dots.reduce("add")
+                        scores[t, token] = score
+                        tile_peak = fx.max(tile_peak, score)
+                    if tile_peak > float("-inf"):  # a visible token so far
+                        rescale = fx.exp2(peak - tile_peak)
+                        total = total * rescale
+                        for token in range(tile):
+                            weight = fx.exp2(scores[t, token] - tile_peak)  # 0 for a masked token
+                            scores[t, token] = weight
+                            total = total + weight
                         for d in range(0, head_size, LANES):
-                            dots = fx.fma(fx.Vector.load(q_rows, (t, d), LANES),
-                                          fx.Vector.load(keys, (token, d), LANES), dots)
-                        score = dots.reduce("add")
-                    scores[t, token] = score
-                    page_peak = fx.max(page_peak, score)
-                if page_peak > float("-inf"):  # a visible token so far
-                    rescale = fx.exp2(peak - page_peak)
-                    total = total * rescale
-                    for token in range(block_size):
-                        weight = fx.exp2(scores[t, token] - page_peak)  # 0 for a masked token
-                        scores[t, token] = weight
-                        total = total + weight
-                    for d in range(0, head_size, LANES):
-                        row = fx.Vector.load(acc, (t, d), LANES) * rescale
-                        for token in range(block_size):
-                            row = fx.fma(fx.Vector.load(values, (token, d), LANES), scores[t, token], row)
-                        row.store(acc, (t, d))
-                    peak = page_peak
-                fx.barrier()
+                            acc_row = fx.Vector.load(acc, (t, d), LANES) * rescale
+                            for token in range(tile):
+                                acc_row = fx.fma(fx.Vector.load(values, (token, d), LANES), scores[t, token], acc_row)
+                            acc_row.store(acc, (t, d))
+                        peak = tile_peak
+                    fx.barrier()
             slot = work[item, 4]
             _normalize(acc, t, head_size, total, partial_out, slot, q_index, g)
             partial_lse[slot, q_index, g] = peak + fx.log2(total)
@@ -323,14 +341,15 @@ def compile_pa_decode_ps(softmax_scale=None, trans_v=False, needs_mask=True, que
                             partial_out: fx.Tensor, partial_lse: fx.Tensor, partial_ranges: fx.Tensor,
                             out: fx.Tensor, head_size: fx.Constexpr[int], block_size: fx.Constexpr[int]):
         workers = worker_offsets.shape[0] - 1
-        if fx.const_expr(_mma_kernel_wanted() and use_mma and head_size % 64 == 0 and block_size == 16):
+        if fx.const_expr(_mma_kernel_wanted() and use_mma and head_size in (64, 128) and block_size == 16):
             pa_decode_mma_kernel(query, key_cache, value_cache, block_tables, context_lengths, k_scale, v_scale,
                                  work, worker_offsets, partial_out, partial_lse, head_size, block_size).launch(
                 grid=(workers,), block=(32,))
         else:
+            block_rows = _ps_tiles(rows, head_size, block_size)[0]
             pa_decode_ps_kernel(query, key_cache, value_cache, block_tables, context_lengths, k_scale, v_scale,
                                 work, worker_offsets, partial_out, partial_lse, head_size, block_size).launch(
-                grid=(workers,), block=(rows,))
+                grid=(workers, rows // block_rows), block=(block_rows,))
         pa_reduce_kernel(partial_out, partial_lse, partial_ranges, out, head_size).launch(
             grid=(out.shape[0] * out.shape[1],), block=(head_size,))
 
@@ -435,6 +454,7 @@ def pa_decode_ps_prepare(query, key_cache, value_cache, block_tables, context_le
     if out is None:
         on = _placement(query)
         out = np.empty_like(query) if on is np.asarray else on(np.empty(query.shape, np.float32)).to(query.dtype)
+    k_scale, v_scale, per_token = _scales(k_scale, v_scale, key_cache.shape[:3], query)  # bad ones: before tuning
     arguments = dict(query=query, key_cache=key_cache, value_cache=value_cache, block_tables=block_tables,
                      context_lengths=context_lengths, k_scale=k_scale, v_scale=v_scale, softmax_scale=softmax_scale,
                      trans_v=trans_v, query_length=query_length, workers=workers, out=out)
@@ -442,8 +462,8 @@ def pa_decode_ps_prepare(query, key_cache, value_cache, block_tables, context_le
         inputs = _DecodeInputs(arguments)
         pages = (_to_numpy(context_lengths) + key_cache.shape[2] - 1) // key_cache.shape[2]
         layout = (tuple(query.shape), tuple(key_cache.shape[1:]), _fp8_format(key_cache), len(pages),
-                  int(pages.sum()), int(pages.max()), query_length, trans_v, getattr(query, "is_cuda", False),
-                  workers)
+                  int(pages.sum()), int(pages.max()), query_length, trans_v, per_token,
+                  getattr(query, "is_cuda", False), workers)
         _tuned_decode_step(inputs, layout)
         return _plan_for(inputs, **_tuned_decode_step.best_config.kwargs), out
     return _decode_plan(**arguments, pages_per_work=pages_per_work)
@@ -462,18 +482,17 @@ def _decode_plan(query, key_cache, value_cache, block_tables, context_lengths, k
     if fmt is None or _fp8_format(value_cache) != fmt:
         raise TypeError("key and value caches must be FP8 tensors of one format (flyrt.fp8.quantize / as_fp8)")
     group = num_q_heads // num_kv_heads
-    per_token_kv = len(k_scale.shape) == 3
-    lengths = _to_numpy(context_lengths)
     on = _placement(query)
+    k_scale, v_scale, per_token_kv = _scales(k_scale, v_scale, key_cache.shape[:3], query)
+    lengths = _to_numpy(context_lengths)
     if getattr(query, "is_cuda", False):
         workers = workers or DEFAULT_BLOCKS_PER_SM * _multiprocessors(query)
     work, offsets, ranges = build_work_list(lengths, num_kv_heads, block_size, workers or 8, pages_per_work)
     partial_out = on(np.zeros((len(work), query_length, group, head_size), np.float32))
     partial_lse = on(np.zeros((len(work), query_length, group), np.float32))
     launch = compile_pa_decode_ps(softmax_scale, trans_v, True, group, per_token_kv, query_length, fmt)["launch"]
-    args = (query, key_cache, value_cache, block_tables, on(lengths.astype(np.int32)), _float32(k_scale, on),
-            _float32(v_scale, on), on(work), on(offsets), partial_out, partial_lse, on(ranges), out, head_size,
-            block_size)
+    args = (query, key_cache, value_cache, block_tables, on(lengths.astype(np.int32)), k_scale, v_scale, on(work),
+            on(offsets), partial_out, partial_lse, on(ranges), out, head_size, block_size)
     return functools.partial(launch, *args), out
 
 
@@ -504,7 +523,32 @@ def _placement(like):
     return lambda array: torch.from_numpy(np.ascontiguousarray(array)).to(like.device)
 
 
-def _float32(scale, on):
-    if isinstance(scale, np.ndarray) or on is np.asarray:
-        return on(np.asarray(_to_numpy(scale), np.float32))
-    return scale.float()
+def _scales(k_scale, v_scale, pages, query):
+    """(k, v, per_token) as the kernel reads them: float32, [1] per tensor or
+    [blocks, kv heads, page] per token, where the query lives. A scale comes
+    as users keep one: a Python float, a 0-dim or 1-element tensor (what
+    serving engines keep per layer), or one per cached token."""
+    shaped = [_scale(k_scale, "k_scale", pages, query), _scale(v_scale, "v_scale", pages, query)]
+    per_token = [len(scale.shape) == 3 for scale in shaped]
+    if per_token[0] != per_token[1]:
+        raise ValueError("k_scale and v_scale must both be per tensor or both per token "
+                         f"(got shapes {tuple(shaped[0].shape)} and {tuple(shaped[1].shape)})")
+    return (*shaped, per_token[0])
+
+
+def _scale(scale, name, pages, query):
+    """One scale as the kernel reads it. A float32 tensor already where the
+    query is is used as it is, so that scales updated in place are seen."""
+    if isinstance(scale, (int, float, np.number)):
+        scale = np.array([scale], np.float32)
+    shape = tuple(getattr(scale, "shape", (None,)))
+    if shape != tuple(pages):
+        if None in shape or int(np.prod(shape)) != 1:
+            raise ValueError(f"{name} has shape {shape}: a scale is one number (a float, or a tensor of one "
+                             f"element) or one per cached token, of shape {tuple(pages)} [blocks, kv heads, page]")
+        scale = scale.reshape(1)
+    if isinstance(scale, np.ndarray) or isinstance(query, np.ndarray):
+        return _placement(query)(np.asarray(_to_numpy(scale), np.float32))
+    import torch
+
+    return scale.to(device=query.device, dtype=torch.float32)

@@ -77,3 +77,47 @@ def make_case(num_seqs=2, num_q_heads=4, num_kv_heads=1, head_size=64, block_siz
     query = rng.standard_normal((num_seqs * query_length, num_q_heads, head_size)).astype(dtype)
     return dict(query=query, key_cache=k, value_cache=v, block_tables=block_tables, context_lengths=lengths,
                 k_scale=k_scale, v_scale=v_scale, trans_v=trans_v, query_length=query_length)
+
+
+# What FlyDSL's own PA decode tests vary, and over which values.
+UPSTREAM_AXES = {
+    "head_size": (128, 256),
+    "heads": ((8, 1), (16, 1), (4, 1), (32, 8)),
+    "query_length": (1, 2, 3, 4),
+    "block_size": (16, 64),
+    "context_length": (1, 17, 1027, 8192),
+    "num_seqs": (3, 81, 128),
+    "per_token": (False, True),
+    "fmt": ("e4m3fnuz", "e4m3fn"),
+}
+# A case's cached elements per cache at most (the numpy reference holds them in float32).
+MATRIX_ELEMENTS = 1 << 24
+
+
+def _feasible(case):
+    _, kv_heads = case["heads"]
+    elements = case["num_seqs"] * case["context_length"] * kv_heads * case["head_size"]
+    return case["query_length"] <= case["context_length"] and elements <= MATRIX_ELEMENTS
+
+
+def upstream_cases():
+    """Cases covering every pair of UPSTREAM_AXES values that some case of at
+    most MATRIX_ELEMENTS can hold (all-pairs, found greedily over the whole
+    product, so the same list every run), as make_case keywords."""
+    import itertools
+
+    names = list(UPSTREAM_AXES)
+    product = [dict(zip(names, values)) for values in itertools.product(*UPSTREAM_AXES.values())]
+    product = [case for case in product if _feasible(case)]
+
+    def pairs(case):
+        return {((a, case[a]), (b, case[b])) for a, b in itertools.combinations(names, 2)}
+
+    uncovered, chosen = set().union(*map(pairs, product)), []
+    while uncovered:
+        best = max(product, key=lambda case: len(pairs(case) & uncovered))
+        uncovered -= pairs(best)
+        chosen.append(best)
+    return [dict(num_seqs=c["num_seqs"], num_q_heads=c["heads"][0], num_kv_heads=c["heads"][1],
+                 head_size=c["head_size"], block_size=c["block_size"], context_length=c["context_length"],
+                 query_length=c["query_length"], fmt=c["fmt"], per_token=c["per_token"]) for c in chosen]

@@ -10,8 +10,9 @@ import flyrt
 import kernels.pa_decode_fp8 as pa
 from cuda_arrays import host
 from kernels.devices import on
-from kernels.pa_reference import check, make_case, pa_decode_reference
+from kernels.pa_reference import check, make_case, pa_decode_reference, upstream_cases
 from test_pa_decode import CASES
+from test_pa_decode_matrix import case_id
 
 SHAPES = {
     "16 seqs, 16/1 heads, ctx 4096": dict(num_seqs=16, num_q_heads=16, num_kv_heads=1, head_size=128,
@@ -86,3 +87,25 @@ def test_the_portable_kernel_on_the_gpu(name, monkeypatch):
     case = make_case(seed=len(name), **options)
     ok, max_diff, _ = check(run(case, workers=5), pa_decode_reference(**case), options.get("variable_lengths", False))
     assert ok, max_diff
+
+
+UPSTREAM = upstream_cases()
+
+
+@pytest.mark.parametrize("options", UPSTREAM, ids=map(case_id, UPSTREAM))
+def test_what_flydsls_own_pa_tests_vary(options):
+    """Every pair of the values FlyDSL's PA tests vary (tests/runtime/
+    test_pa_decode_matrix.py), each kernel where the GPU picks it: the matrix
+    unit's for pages of 16, the SIMT one (tiled to fit shared memory) else."""
+    case = make_case(seed=options["context_length"] + options["num_seqs"], **options)
+    ok, max_diff, max_relative = check(run(case), pa_decode_reference(**case))
+    assert ok, f"max_diff {max_diff:.3e}, max |out - ref| / (1 + |ref|) {max_relative:.3e}"
+
+
+def test_a_0_dim_cuda_scale_as_serving_engines_keep_one():
+    case = make_case(seed=4)
+    expected = run(case)
+    scales = {name: torch.tensor(float(case[name][0]), device="cuda") for name in ("k_scale", "v_scale")}
+    cuda_case = dict(on("cuda", case), **scales)
+    got = host(pa.pa_decode_ps_launch(**cuda_case).float())
+    assert (got == expected).all()

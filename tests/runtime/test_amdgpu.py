@@ -154,3 +154,30 @@ def test_running_on_hip_says_what_stands_in_the_way():
                 vector_add(a, a, a.copy(), 8)
     finally:
         vector_add.set_target("auto")
+
+
+@flyc.kernel
+def two_large_shared_arrays(x: fx.Tensor):
+    a = fx.shared((10240,), fx.Float32)  # 40 KB each: each fits a block's 64 KB of LDS, together they do not
+    b = fx.shared((10240,), fx.Float32)
+    a[fx.thread_idx.x] = 1.0
+    b[fx.thread_idx.x] = 2.0
+    fx.barrier()
+    x[fx.thread_idx.x] = a[fx.thread_idx.x] + b[fx.thread_idx.x]
+
+
+@flyc.jit
+def launch_two_large_shared_arrays(x: fx.Tensor):
+    two_large_shared_arrays(x).launch(grid=(1,), block=(64,))
+
+
+@pytest.mark.compiled_for("nvptx")  # sm_90's 227 KB hold them
+def test_lds_over_the_limit_is_an_error_naming_the_kernel_line_not_an_exit():
+    """LLVM reports it as a diagnostic, which with no handler of flyrt's ends
+    the process (exit(1)): the notebook kernel would die."""
+    x = np.zeros(64, np.float32)
+    for _ in range(2):  # a failed compile is not kept: the second fails the same way
+        with pytest.raises(RuntimeError, match=r"LLVM cannot compile for gfx942: test_amdgpu.py:\d+:0: local memory "
+                                               r"\(81920\) exceeds limit \(65536\) in function 'two_large_shared_arrays'"):
+            launch_two_large_shared_arrays.lower(x, target="hip", arch="gfx942")
+    assert vector_add.lower(x, x, x.copy(), 64, target="hip", arch="gfx942").device_code  # and the process goes on

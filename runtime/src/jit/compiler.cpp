@@ -8,6 +8,7 @@
 #include "amdgpu_metadata.hpp"
 #include "code_bundle.hpp"
 #include "host_machine.hpp"
+#include "llvm_diagnostics.hpp"
 #include "nvptx_machine.hpp"
 
 namespace flyrt::jit
@@ -17,6 +18,7 @@ std::string compile(const ir::module& m, const target& kernels, std::string* llv
     // Host code runs here; only the CPU target's warp size (its shuffles) differs.
     static const target host = cpu_target(32);
     llvm::LLVMContext context;
+    llvm_error_collector errors(context);
     codegen::lowered_module lowered = codegen::lower_module(m, kernels, context);
     compiled_code code;
     std::size_t next = 0;

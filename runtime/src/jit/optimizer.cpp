@@ -10,6 +10,8 @@
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
 
+#include "llvm_diagnostics.hpp"
+
 namespace flyrt::jit
 {
 
@@ -41,6 +43,7 @@ std::string emit(llvm::Module& module, llvm::TargetMachine& machine, llvm::CodeG
         throw std::runtime_error("LLVM cannot emit code for " + machine.getTargetTriple().str());
     }
     passes.run(module);
+    throw_llvm_errors(module.getContext(), "LLVM cannot compile for " + machine.getTargetCPU().str());
     return std::string(out.begin(), out.end());
 }
 

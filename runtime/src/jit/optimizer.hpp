@@ -21,6 +21,7 @@ namespace flyrt::jit
 // unrolled anyway). GPUs want it: a loop's loads in flight together.
 void optimize(llvm::Module& module, llvm::TargetMachine& machine, bool unroll);
 
+// Machine code (or PTX); an error LLVM reports while emitting it is thrown.
 std::string emit(llvm::Module& module, llvm::TargetMachine& machine, llvm::CodeGenFileType type);
 
 } // namespace flyrt::jit

@@ -1,0 +1,124 @@
+"""PA decode over what FlyDSL's own PA tests vary (head sizes 128 and 256;
+query/KV heads 8/1, 16/1, 4/1, 32/8; 1 to 4 query tokens; pages of 16 and
+64; contexts 1, 17, 1027, 8192; batches 3, 81, 128; per-tensor and per-token
+scales; both FP8 formats), every pair of values in some case, against the
+numpy reference; and the forms a scale comes in."""
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "notebooks"))
+
+import kernels.pa_decode_fp8 as pa  # noqa: E402
+from kernels.pa_reference import check, make_case, pa_decode_reference, upstream_cases  # noqa: E402
+
+MATRIX = upstream_cases()
+
+
+def case_id(case):
+    return (f"b{case['num_seqs']}-h{case['num_q_heads']}/{case['num_kv_heads']}x{case['head_size']}"
+            f"-q{case['query_length']}-p{case['block_size']}-c{case['context_length']}-{case['fmt']}"
+            f"{'-per-token' if case['per_token'] else ''}")
+
+
+@pytest.mark.parametrize("options", MATRIX, ids=map(case_id, MATRIX))
+def test_upstream_matrix_matches_the_reference(options):
+    case = make_case(seed=options["context_length"] + options["num_seqs"], **options)
+    out = pa.pa_decode_ps_launch(**case)
+    ok, max_diff, max_relative = check(out, pa_decode_reference(**case))
+    assert ok, f"max_diff {max_diff:.3e}, max |out - ref| / (1 + |ref|) {max_relative:.3e}"
+
+
+MMA_CASES = [case for case in MATRIX if case["block_size"] == 16 and case["head_size"] <= 128
+             and case["query_length"] * case["num_q_heads"] // case["num_kv_heads"] <= 16]
+
+
+@pytest.mark.parametrize("options", MMA_CASES, ids=map(case_id, MMA_CASES))
+def test_upstream_matrix_through_the_matrix_unit_kernel(options, monkeypatch):
+    """The GPU's kernel (fx.mma) where it applies (pages of 16, heads up to
+    128, up to 16 query rows per KV head), run on the CPU, which computes its
+    matrix products exactly."""
+    monkeypatch.setattr(pa, "USE_MMA_KERNEL", True)
+    case = make_case(seed=options["context_length"] + options["num_seqs"], **options)
+    out = pa.pa_decode_ps_launch(**case)
+    launcher = pa.compile_pa_decode_ps(None, False, True, options["num_q_heads"] // options["num_kv_heads"],
+                                       options["per_token"], options["query_length"], options["fmt"])["launch"]
+    assert "pa_decode_mma_kernel" in launcher.last_ir
+    ok, max_diff, max_relative = check(out, pa_decode_reference(**case))
+    assert ok, f"max_diff {max_diff:.3e}, max |out - ref| / (1 + |ref|) {max_relative:.3e}"
+
+
+def test_every_pair_of_upstream_values_is_covered():
+    from itertools import combinations
+
+    from kernels.pa_reference import UPSTREAM_AXES
+
+    def values(case, axis):
+        if axis == "heads":
+            return case["num_q_heads"], case["num_kv_heads"]
+        return case[axis]
+
+    covered = {((a, values(c, a)), (b, values(c, b))) for c in MATRIX for a, b in combinations(UPSTREAM_AXES, 2)}
+    for axis, choices in UPSTREAM_AXES.items():
+        assert {values(c, axis) for c in MATRIX} == set(choices), axis
+    # the pairs left out are the ones no case of the size bound holds
+    assert (("context_length", 8192), ("num_seqs", 128)) not in covered
+    assert (("context_length", 1027), ("num_seqs", 81)) in covered
+    assert (("head_size", 256), ("context_length", 8192)) in covered  # with one kv head
+
+
+SCALE_FORMS = {
+    "python float": lambda value: float(value[0]),
+    "numpy 0-dim": lambda value: np.float32(value[0]).reshape(()),
+    "numpy [1, 1]": lambda value: value.reshape(1, 1),
+    "float64 [1]": lambda value: value.astype(np.float64),
+}
+
+
+@pytest.mark.parametrize("form", sorted(SCALE_FORMS))
+def test_a_scale_comes_in_any_form_users_keep(form):
+    case = make_case(seed=4, num_q_heads=8, num_kv_heads=2)
+    expected = pa.pa_decode_ps_launch(**case)
+    given = dict(case, k_scale=SCALE_FORMS[form](case["k_scale"]), v_scale=SCALE_FORMS[form](case["v_scale"]))
+    np.testing.assert_array_equal(pa.pa_decode_ps_launch(**given), expected)
+
+
+def test_a_0_dim_torch_scale_as_serving_engines_keep_one():
+    torch = pytest.importorskip("torch")
+    case = make_case(seed=4)
+    expected = pa.pa_decode_ps_launch(**case)
+    given = dict(case, k_scale=torch.tensor(float(case["k_scale"][0])), v_scale=torch.tensor(float(case["v_scale"][0])))
+    np.testing.assert_array_equal(pa.pa_decode_ps_launch(**given), expected)
+
+
+def test_per_token_scales_updated_in_place_are_seen():
+    """A serving engine writes new tokens' scales into the same tensor: a
+    prepared step reads them, not a copy."""
+    case = make_case(seed=6, per_token=True)
+    run, out = pa.pa_decode_ps_prepare(**case)
+    run()
+    before = out.copy()
+    case["v_scale"] *= 2  # in place
+    run()
+    assert check(out, pa_decode_reference(**case))[0]
+    np.testing.assert_allclose(out, 2 * before, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("k_scale, v_scale, message", [
+    (np.ones(2, np.float32), 1.0, r"k_scale has shape \(2,\): a scale is one number"),
+    (1.0, np.ones((3, 1, 16), np.float32), r"v_scale has shape \(3, 1, 16\).*\(\d+, 1, 16\) \[blocks, kv heads, page\]"),
+    ("0.5", 1.0, r"k_scale has shape \(None,\)"),
+])
+def test_a_scale_of_another_shape_is_a_clear_error(k_scale, v_scale, message):
+    case = dict(make_case(seed=1), k_scale=k_scale, v_scale=v_scale)
+    with pytest.raises(ValueError, match=message):
+        pa.pa_decode_ps_launch(**case)
+
+
+def test_per_tensor_and_per_token_scales_do_not_mix():
+    case = make_case(seed=1, per_token=True)
+    with pytest.raises(ValueError, match="must both be per tensor or both per token"):
+        pa.pa_decode_ps_launch(**dict(case, v_scale=0.01))
