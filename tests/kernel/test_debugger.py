@@ -261,7 +261,7 @@ def test_the_invalidation_hooks_keep_working_while_debugging(debug):
 def test_stepping_through_one_thread_of_pa_decode_in_interpreter_mode(debug):
     module = REPO / "notebooks" / "kernels" / "pa_decode_fp8.py"
     line = next(n for n, text in enumerate(module.read_text().splitlines(), 1)
-                if text.strip() == "q_index = t // group")
+                if text.strip() == "q_index = row // group")
     reply, _ = debug.session.execute(
         f"import sys, numpy as np\nsys.path.insert(0, {str(REPO / 'notebooks')!r})\n"
         "import kernels.pa_decode_fp8 as pa\nfrom kernels.pa_reference import make_case\n"
@@ -283,7 +283,7 @@ def test_stepping_through_one_thread_of_pa_decode_in_interpreter_mode(debug):
     debug.wait_event("stopped")
     frames, raw = debug.stack(thread)
     assert frames[0][1] == line + 1
-    assert debug.local_variables(raw[0]["id"])["q_index"] == "Int32(0)"  # 2 // group (4)
+    assert debug.local_variables(raw[0]["id"])["q_index"] == "Int32(0)"  # row 2 // group (4)
 
     debug.request("setBreakpoints", {"breakpoints": [], "source": {"path": str(module)}})
     debug.request("continue", {"threadId": thread})
