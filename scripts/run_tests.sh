@@ -2,7 +2,8 @@
 # Every test: the documentation site (scripts/build_docs.sh: warnings and broken
 # links are errors); GoogleTest through ctest; the wheels (scripts/build_wheels.sh);
 # pytest on the source build (kernel protocol and conformance, jupyter
-# console, notebooks, FlyDSL's adapter on the pinned release, the wheels'
+# console, notebooks, then the notebooks through the pytest plugin with two
+# workers, FlyDSL's adapter on the pinned release, the wheels'
 # contents); the adapter's tests again on the release before it
 # (requirements-flydsl-previous.txt); the main CPython's wheel in a fresh venv
 # (scripts/test_wheel.sh); then the other supported CPythons, each from its
@@ -31,6 +32,11 @@ trap 'kill $installing 2>/dev/null || true' EXIT
 step scripts/build_wheels.sh
 wait $installing || { cat build/test_pythons-install.log; exit 1; }
 step python -m pytest tests -rs "$@"
+# The regression notebooks as a team runs them: two workers, one shared cache.
+notebook_cache=$(mktemp -d)
+step python -m pytest -p xflydsl.pytest_plugin --xflydsl notebooks -n 2 -p no:cacheprovider \
+    --xflydsl-cache-dir "$notebook_cache" "$@"
+rm -rf "$notebook_cache"
 echo "run_tests: tests/flydsl_adapter on $(cat requirements-flydsl-previous.txt | grep -v '^#')"
 PYTHONPATH="$PWD/.flydsl-previous${PYTHONPATH:+:$PYTHONPATH}" step python -m pytest tests/flydsl_adapter \
     tests/kernel/test_notebooks.py -k flydsl -rs "$@"

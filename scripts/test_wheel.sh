@@ -31,7 +31,7 @@ for module in (flyrt, xflydsl, xflydsl_shell):
     assert module.__file__.startswith(sys.argv[1]), f"{module.__name__} from {module.__file__}, not the wheel"
 assert os.path.isfile(os.path.join(sys.prefix, "share/jupyter/kernels/xflydsl/kernel.json")), "no kernelspec"
 PY
-"${pip[@]}" pytest jupyter_client jupyter_kernel_test jupyter_console nbconvert nbclient nbformat \
+"${pip[@]}" pytest pytest-xdist jupyter_client jupyter_kernel_test jupyter_console nbconvert nbclient nbformat \
     ipywidgets matplotlib PyYAML torch flydsl
 echo "test_wheel: $(basename "$wheel") in a fresh $("$venv/bin/python" --version) venv"
 [[ ${1:-} == --install-only ]] && exit 0

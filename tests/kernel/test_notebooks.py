@@ -134,7 +134,7 @@ def test_flydsl_stale_cache_notebook_under_ipykernel_shows_what_flydsl_does_alon
 
 
 def test_helper_edit_workflow_notebook(tmp_path):
-    # on a copy: the notebook edits kernels/pa_decode_fp8.py on disk
+    # on a copy of the folder, though the notebook edits a copy of its own (never the folder's file)
     copy = tmp_path / "notebooks"
     shutil.copytree(NOTEBOOKS, copy, ignore=shutil.ignore_patterns("_executed", "__pycache__"))
     nb = execute(copy / "helper_edit_workflow.ipynb", tmp_path / "out")

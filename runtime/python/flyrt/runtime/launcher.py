@@ -27,7 +27,7 @@ from ..language import tensor
 from ..language.annotations import Stream, Tensor, is_constexpr
 from ..language.tracing import Trace, interpreting, tracing
 from ..language.values import Value
-from . import compile_log, disk_cache, warm_start
+from . import compile_lock, compile_log, disk_cache, warm_start
 
 
 @functools.lru_cache(maxsize=None)
@@ -98,7 +98,9 @@ def _adapt_tensor(value, name):
 # What a step of a miss built: the object, its host function, the tensors it
 # writes, what it read (a Recorder), the IR's digest (None from a warm start)
 # and how it was had ("compiled", "disk cache", "disk cache, no trace").
-_Built = namedtuple("_Built", "payload host_name written recorder digest outcome")
+# `waited`: seconds spent behind another process compiling the same key.
+_Built = namedtuple("_Built", "payload host_name written recorder digest outcome waited", defaults=(0.0,))
+_WAIT_WORTH_SAYING = 0.01
 
 
 class Lowered:
@@ -338,12 +340,19 @@ class JitFunction(_core.Dispatcher):
         use_disk, compiler_id = disk_cache.enabled(), _compiler_id(target)
         warm, unremembered = warm_start.index(self, key, compiler_id) if use_disk else (None, None)
         built = self._warm_start(warm) if warm else None
+        waited = 0.0
         if built is None:
-            built = self._trace_and_compile(specs, dict(zip(self.signature.parameters, bound_args)), target,
-                                            compiler_id, use_disk)
-            if warm:
-                unremembered = warm_start.remember(self, warm, built.recorder, built.digest, built.host_name,
-                                                   built.written)
+            # Processes sharing the cache compile a key once: the others wait
+            # here, then warm-start from what the first one stored.
+            with compile_lock.held(warm) as lock:
+                built = self._warm_start(warm, warn=False) if warm else None  # stored while this one looked
+                if built is None:
+                    built = self._trace_and_compile(specs, dict(zip(self.signature.parameters, bound_args)),
+                                                    target, compiler_id, use_disk)
+                    if warm:
+                        unremembered = warm_start.remember(self, warm, built.recorder, built.digest,
+                                                           built.host_name, built.written)
+            waited = lock.waited + built.waited
         artifact = self._install(built, target, device, history)
         info = self.cache_info()
         if stale:
@@ -352,6 +361,8 @@ class JitFunction(_core.Dispatcher):
             reason = "first call" if info.size == 0 and info.misses == 1 else "new specialization"
         if unremembered:
             reason += f"; not kept for warm starts: {unremembered}"
+        if waited >= _WAIT_WORTH_SAYING:
+            reason += f"; waited {waited * 1e3:.0f} ms for another process compiling it"
         self._log(described, reason, start, built.outcome)
         self._replaced_by("compiled" if built.outcome == "compiled" else "disk cache", where)
         return artifact, built.outcome == "compiled"
@@ -367,10 +378,10 @@ class JitFunction(_core.Dispatcher):
                 return earlier
         return None
 
-    def _warm_start(self, warm):
+    def _warm_start(self, warm, warn=True):
         """The artifact a warm start finds on disk, with what it depends on
         from its manifest (nothing traced), or None."""
-        found = warm_start.lookup(self, warm)
+        found = warm_start.lookup(self, warm, warn)
         if found is None:
             return None
         entry, recorder = found
@@ -386,13 +397,18 @@ class JitFunction(_core.Dispatcher):
         ir_text = str(trace.module)
         self.last_ir = ir_text  # for inspection: what the latest compile traced
         digest = hashlib.sha256(f"{compiler_id}\n{ir_text}".encode()).hexdigest()
-        payload = disk_cache.load(digest) if use_disk else None
-        outcome = "compiled" if payload is None else "disk cache"
-        if payload is None:
-            payload, _ = trace.module.compile(target)
-            if use_disk:
-                disk_cache.store(digest, payload)
-        return _Built(payload, host_name, written, trace.recorder, digest, outcome)
+        # processes sharing the cache compile this IR once (a trace that no
+        # warm start keeps comes here in each of them)
+        with compile_lock.held(digest if use_disk else None) as lock:
+            payload = disk_cache.load(digest) if use_disk else None
+            outcome = "disk cache"
+            if payload is None:
+                outcome = "compiled"
+                payload, _ = trace.module.compile(target)
+                if use_disk:
+                    disk_cache.store(digest, payload)
+        waited = lock.waited
+        return _Built(payload, host_name, written, trace.recorder, digest, outcome, waited)
 
     def _install(self, built, target, device, history):
         """Loads the built object and ties it to what it depends on; the

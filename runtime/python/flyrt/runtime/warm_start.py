@@ -65,10 +65,11 @@ def _entries(name, warn=True):
     return sealed_json.read(_path(name), "warm-start manifest", warn)
 
 
-def lookup(launcher, name):
+def lookup(launcher, name, warn=True):
     """(entry, recorder) of the newest stored version of `name` whose
-    dependencies all hold in this process, or None."""
-    for entry in reversed(_entries(name)):
+    dependencies all hold in this process, or None (a manifest that cannot
+    be used is said when `warn`)."""
+    for entry in reversed(_entries(name, warn)):
         specs = entry.get("deps")
         if not _well_formed(entry) or not manifests.holds(specs):
             continue
