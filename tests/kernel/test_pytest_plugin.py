@@ -118,13 +118,14 @@ def test_workers_share_one_cache_and_compile_a_key_once(pytester, folder):
     (folder / "slow_kernels.py").write_text(textwrap.dedent(SLOW_KERNELS))
     for name in ("one.ipynb", "two.ipynb"):
         notebook(folder / name, *USES_KERNELS)
-    result = run(pytester, "-n", "2", "--xflydsl-cache-dir", "cache", "--junitxml=junit.xml")
+    result = run(pytester, "-n", "2", "--xflydsl-gpus", "none", "--xflydsl-cache-dir", "cache", "--junitxml=junit.xml")
     result.assert_outcomes(passed=2)
     found = figures(pytester)
     assert sorted((f["compiles"], f["from_cache"]) for f in found.values()) == [("0", "1"), ("1", "0")], found
     assert not list((folder / "cache" / "locks").iterdir())
 
-    again = run(pytester, "-n", "2", "--xflydsl-cache-dir", "cache", "--junitxml=again.xml")
+    again = run(pytester, "-n", "2", "--xflydsl-gpus", "none", "--xflydsl-cache-dir", "cache",
+                "--junitxml=again.xml")
     again.assert_outcomes(passed=2)
     assert {(f["compiles"], f["from_cache"]) for f in figures(pytester, "again.xml").values()} == {("0", "1")}
 
@@ -170,3 +171,18 @@ def test_ctrl_c_stops_the_run_and_leaves_no_lock_file(pytester, folder):
     assert run_.returncode == pytest.ExitCode.INTERRUPTED, output
     assert "KeyboardInterrupt" in output
     assert not list(locks.iterdir()), output
+
+
+def test_the_gpus_to_give_out_come_from_the_visible_devices(monkeypatch):
+    from xflydsl import worker_devices
+
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "2, 7")
+    assert worker_devices.visible_devices() == ["2", "7"]
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "-1")  # CUDA's way of hiding every GPU
+    assert worker_devices.visible_devices() == []
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES")
+    monkeypatch.setenv("HIP_VISIBLE_DEVICES", "1")
+    assert worker_devices.visible_devices() == ["1"]
+    worker_devices.check_workers(4, [])  # no GPU: every worker on the CPU
+    with pytest.raises(worker_devices.TooManyWorkers, match="3 workers for 2 GPUs"):
+        worker_devices.check_workers(3, ["0", "1"])

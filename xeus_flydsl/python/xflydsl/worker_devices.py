@@ -26,9 +26,12 @@ def visible_devices():
         if listed is not None:
             return [d.strip() for d in listed.split(",") if d.strip() and d.strip() != "-1"]
     if shutil.which("nvidia-smi"):
-        done = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=60)
+        try:
+            done = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=60)
+        except (OSError, subprocess.TimeoutExpired):
+            return []  # a driver that does not answer: no GPU to give out
         if done.returncode == 0:
-            return [str(i) for i, line in enumerate(l for l in done.stdout.splitlines() if l.startswith("GPU "))]
+            return [str(i) for i, _ in enumerate(l for l in done.stdout.splitlines() if l.startswith("GPU "))]
     return []
 
 
