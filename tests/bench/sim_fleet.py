@@ -25,8 +25,8 @@ KERNEL_START_S = 0.4
 COMPILE_S = (0.02, 0.6)
 LOAD_S = 0.002
 # Assumed: a suite of 2,000 notebooks over 400 distinct artifacts, each notebook using 6 of them
-# and running 3 s of cells, sharded over the hosts; 8 GPUs per host; an NFS round trip (a lock, a stat, a rename) of 2 ms;
-# an artifact of 0.3 MB on average (the project's objects are 50 KB to 1 MB).
+# and running 3 s of cells, sharded over the hosts; 8 GPUs per host; an NFS round trip (a lock,
+# a stat, a rename) of 2 ms; an artifact of 0.3 MB on average (the project's objects are 50 KB to 1 MB).
 NOTEBOOKS, ARTIFACTS, USES, CELLS_S = 2000, 400, 6, 3.0
 WORKERS_PER_HOST, ROUND_TRIP_S, ARTIFACT_MB = 8, 0.002, 0.3
 

@@ -133,7 +133,8 @@ class _Figures:
     def pytest_runtest_logreport(self, report):
         properties = dict(report.user_properties)
         if report.when == "call" and "compiles" in properties:
-            self.rows.append((report.nodeid.removesuffix("::run"), report.outcome, *(properties[c] for c in self.COLUMNS)))
+            notebook = report.nodeid.removesuffix("::run")
+            self.rows.append((notebook, report.outcome, *(properties[c] for c in self.COLUMNS)))
 
     def pytest_terminal_summary(self, terminalreporter):
         if not self.rows:
