@@ -161,7 +161,8 @@ def test_ctrl_c_stops_the_run_and_leaves_no_lock_file(pytester, folder):
     locks = folder / "cache" / "locks"
     command = [sys.executable, "-m", "pytest", "-p", "xflydsl.pytest_plugin", "--xflydsl", "-p", "no:cacheprovider",
                "--xflydsl-cache-dir", "cache", str(folder)]
-    run_ = subprocess.Popen(command, cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    run_ = subprocess.Popen(command, cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # as in a terminal
     deadline = time.monotonic() + 120
     while not (locks.is_dir() and list(locks.iterdir())):  # the kernel holds the key's lock while it traces
         assert time.monotonic() < deadline and run_.poll() is None, run_.communicate()[0]

@@ -81,10 +81,16 @@ def test_processes_missing_one_key_at_once_compile_it_once(tmp_path):
     assert not list((tmp_path / "cache" / "locks").iterdir())  # each holder removed its lock file
 
 
+def interruptible():
+    """In a child: Ctrl-C raises KeyboardInterrupt even where the test runs
+    with SIGINT ignored (a background job, as CI may run it)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _holder(tmp_path, key):
     """A process holding `key`'s lock (it says so on its first line)."""
     holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(HOLDER), key], env=child_env(tmp_path),
-                              stdout=subprocess.PIPE, text=True)
+                              stdout=subprocess.PIPE, text=True, preexec_fn=interruptible)
     assert holder.stdout.readline() == "holding\n"
     return holder
 
@@ -112,7 +118,9 @@ def test_a_process_killed_while_compiling_blocks_no_one(tmp_path, shared_cache):
     assert compile_lock.sweep() == 1 and not list(shared_cache.iterdir())
 
 
-def test_an_interrupted_wait_and_an_interrupted_holder_leave_no_lock_file(tmp_path, shared_cache):
+def test_an_interrupted_wait_and_an_interrupted_holder_leave_no_lock_file(tmp_path, shared_cache, request):
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)  # even where SIGINT was ignored
+    request.addfinalizer(lambda: signal.signal(signal.SIGINT, previous))
     holder = _holder(tmp_path, "k")
     threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT)).start()
     start = time.monotonic()
