@@ -5,7 +5,8 @@
 #                              VENV from BASE (created once), PACKAGE... installed at the pins
 #                              of requirements.txt, with requirements-pyX.Y.txt's instead where
 #                              that version has some; reinstalled only when the pins change
-#   ensure_flydsl VENV         torch and FlyDSL in VENV at its pins; prints those pins
+#   ensure_flydsl VENV         torch and FlyDSL in VENV at its pins, the CUDA libraries they share
+#                              with the other versions' venvs in .venv-cuda-libs; prints the pins
 # shellcheck shell=bash
 
 find_python() {
@@ -68,17 +69,39 @@ version_venv() {
     echo ".venv-py$version"
 }
 
+# The CUDA wheels every CPython shares (requirements-torch-cuda.txt's "every
+# CPython" pins) in .venv-cuda-libs, reinstalled only when those pins change.
+CUDA_LIBS=.venv-cuda-libs
+ensure_cuda_libs() {
+    local pins
+    pins=$(grep -E '# every CPython$' requirements-torch-cuda.txt | cut -d' ' -f1)
+    if [[ $(cat "$CUDA_LIBS/.installed" 2>/dev/null) != "$pins" ]]; then
+        rm -rf "$CUDA_LIBS"
+        # shellcheck disable=SC2086  # one argument per pin
+        .venv/bin/python -m pip install -q --no-cache-dir --disable-pip-version-check --no-deps \
+            --target "$CUDA_LIBS" $pins || return 1
+        echo "$pins" >"$CUDA_LIBS/.installed"
+    fi
+}
+
 # FlyDSL and the torch it imports into VENV, at its pins, reinstalled only when
-# those pins change. PyPI's torch for x86_64 is a CUDA build (about 4.5 GB in
-# the venv, no cache kept), which imports and lets FlyDSL compile without a GPU.
+# those pins change. PyPI's torch for x86_64 is a CUDA build, which imports and
+# lets FlyDSL compile without a GPU: its CUDA libraries come from
+# .venv-cuda-libs, on VENV's path through cuda-libs.pth, which pip counts as
+# installed (torch finds them on sys.path); the rest (torch, triton, FlyDSL:
+# 2.3 GB, no cache kept) goes into VENV.
 ensure_flydsl() {
-    local venv=$1 constraints pins
+    local venv=$1 constraints pins stamp site
     constraints=$(venv_constraints "$venv")
+    ensure_cuda_libs || return 1
+    site=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_path("purelib"))')
+    realpath "$CUDA_LIBS" >"$site/cuda-libs.pth"
     pins=$(grep -E '^(torch|flydsl)==' "$constraints" | sort | paste -sd' ')
-    if [[ $(cat "$venv/.flydsl-installed" 2>/dev/null) != "$pins" ]]; then
+    stamp="$pins $(sha256sum requirements-torch-cuda.txt | cut -d' ' -f1)"
+    if [[ $(cat "$venv/.flydsl-installed" 2>/dev/null) != "$stamp" ]]; then
         "$venv/bin/python" -m pip install -q --no-cache-dir --disable-pip-version-check -c "$constraints" \
-            torch flydsl || return 1
-        echo "$pins" >"$venv/.flydsl-installed"
+            -c requirements-torch-cuda.txt torch flydsl || return 1
+        echo "$stamp" >"$venv/.flydsl-installed"
     fi
     echo "$pins"
 }
