@@ -154,6 +154,20 @@ def test_a_cache_directory_others_can_write_is_refused(pytester, folder):
     result.stderr.fnmatch_lines(["*FLYDSL_RUNTIME_CACHE_SHARED=1*"])
 
 
+def test_without_nbclient_plain_runs_pass_and_xflydsl_says_what_to_install(pytester, folder):
+    # The wheel registers the plugin for every pytest run: one where the
+    # notebook packages are missing must still collect and pass.
+    for name in ("nbformat", "nbclient"):
+        (folder / name).mkdir()
+        (folder / name / "__init__.py").write_text(f"raise ImportError('no {name} here (hidden by the test)')\n")
+    pytester.makepyfile(test_plain="def test_plain():\n    assert 1 + 1 == 2\n")
+    plain = pytester.runpytest_subprocess("-p", "xflydsl.pytest_plugin", "-p", "no:cacheprovider", "test_plain.py")
+    plain.assert_outcomes(passed=1)
+    notebook_run = run(pytester)
+    assert notebook_run.ret == pytest.ExitCode.USAGE_ERROR
+    notebook_run.stderr.fnmatch_lines(["*pip install 'xeus-flydsl?notebooks?'*no nbformat here*"])
+
+
 def test_ctrl_c_stops_the_run_and_leaves_no_lock_file(pytester, folder):
     (folder / "slow_kernels.py").write_text(textwrap.dedent(SLOW_KERNELS).replace("TRACE_SECONDS = 1.0",
                                                                                  "TRACE_SECONDS = 60.0"))

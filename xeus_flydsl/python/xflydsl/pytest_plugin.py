@@ -14,12 +14,18 @@ a key is compiled once (flyrt/runtime/compile_lock.py), under the cache's
 trust rules.
 """
 
+import importlib
 import os
 import warnings
 
 import pytest
 
-from . import notebook_run, worker_devices
+from . import worker_devices
+
+# Registered for every pytest run where the wheel is installed: nothing here
+# may need more than pytest until --xflydsl asks for notebooks, which run
+# through nbclient (the wheel's "notebooks" extra).
+NEEDS = "--xflydsl runs notebooks through nbclient and nbformat: pip install 'xeus-flydsl[notebooks]'"
 
 
 def pytest_addoption(parser):
@@ -37,6 +43,10 @@ def pytest_addoption(parser):
 def pytest_configure(config):
     if not config.getoption("xflydsl"):
         return
+    try:
+        importlib.import_module(".notebook_run", __package__)  # here, not at the top: see NEEDS
+    except ImportError as error:
+        raise pytest.UsageError(f"{NEEDS} ({error})") from None
     cache = config.getoption("xflydsl_cache_dir")
     if cache:
         _share_cache(os.path.abspath(cache))
@@ -94,6 +104,8 @@ class NotebookFailed(Exception):
 
 class NotebookItem(pytest.Item):
     def runtest(self):
+        from . import notebook_run
+
         run = notebook_run.run_notebook(self.path, self.config.getoption("xflydsl_timeout"), self.path.parent)
         figures = self.config.pluginmanager.get_plugin("xflydsl-figures")
         self.user_properties.extend(run.figures().items())
