@@ -47,6 +47,30 @@ def test_strided_and_transposed_views():
     assert info.size == len(layouts) == info.compiles - before.compiles
 
 
+def test_strides_that_split_elements_are_refused_by_name():
+    base = np.zeros(64, np.float32)
+    split = np.lib.stride_tricks.as_strided(base, shape=(4, 4), strides=(24, 6))  # 6 bytes: 1.5 floats
+    with pytest.raises(ValueError, match="argument 'x': strides that are not a multiple of the element size"):
+        scale_2d(split, np.zeros((4, 4), np.float32), 1.0)
+
+
+def test_alternating_specializations_each_hit_their_own_code():
+    wide, narrow = np.ones((4, 4), np.float64), np.ones((4, 4), np.float32)
+    outs = {np.float64: np.zeros((4, 4), np.float64), np.float32: np.zeros((4, 4), np.float32)}
+    scale_2d.cache_clear()
+    before = scale_2d.cache_info()
+    for step in range(6):
+        x = wide if step % 2 else narrow
+        scale_2d(x, outs[x.dtype.type], float(step))
+        np.testing.assert_array_equal(outs[x.dtype.type], float(step))
+    after = scale_2d.cache_info()
+    assert (after.compiles - before.compiles, after.hits - before.hits) == (2, 4)
+    scale_2d.cache_clear()  # the last one hit is gone too: the next call compiles
+    scale_2d(narrow, outs[np.float32], 9.0)
+    assert scale_2d.cache_info().compiles == after.compiles + 1
+    np.testing.assert_array_equal(outs[np.float32], 9.0)
+
+
 def test_same_call_never_recompiles_new_dtype_compiles_once():
     x = np.ones((4, 4), np.float64)
     out = np.zeros_like(x)

@@ -16,12 +16,17 @@ std::size_t artifact_cache::clear()
 {
     const std::size_t dropped = m_entries.size();
     m_counters.evictions += dropped;
+    m_last = nullptr;
     m_entries.clear();
     return dropped;
 }
 
 bool artifact_cache::evict(const key_type& key)
 {
+    if (m_last != nullptr && m_last->first == key)
+    {
+        m_last = nullptr;
+    }
     if (m_entries.erase(key) == 0)
     {
         return false;

@@ -34,32 +34,34 @@ public:
     // it while it runs: another thread may evict it meanwhile.
     const std::shared_ptr<artifact>* find(const key_type& key, const pybind11::object& revalidate)
     {
-        auto it = m_entries.find(key);
-        if (it != m_entries.end() && it->second->guard && !it->second->guard->holds())
+        // Calls repeat their key: the last hit's entry is compared before
+        // the key is hashed (a node outlives rehashes; erasing forgets it).
+        entry* found = m_last != nullptr && m_last->first == key ? m_last : lookup(key);
+        if (found != nullptr && found->second->guard && !found->second->guard->holds())
         {
             // Python may clear or fill this cache meanwhile (a compile
             // factory's check evicts): nothing here survives the call but
             // the artifact held, and the key to look up again.
-            const std::shared_ptr<artifact> held = it->second;
+            const std::shared_ptr<artifact> held = found->second;
             const bool holds = revalidate(held->record()).cast<bool>();
-            it = m_entries.find(key);
-            if (!holds && it != m_entries.end() && it->second == held)
+            found = lookup(key);
+            if (!holds && found != nullptr && found->second == held)
             {
-                m_entries.erase(it);
-                ++m_counters.evictions;
+                evict(key);
             }
-            if (!holds || (it != m_entries.end() && it->second != held))
+            if (!holds || (found != nullptr && found->second != held))
             {
-                it = m_entries.end(); // stale, or replaced by an artifact not checked yet
+                found = nullptr; // stale, or replaced by an artifact not checked yet
             }
         }
-        if (it == m_entries.end())
+        if (found == nullptr)
         {
             ++m_counters.misses;
             return nullptr;
         }
         ++m_counters.hits;
-        return &it->second;
+        m_last = found;
+        return &found->second;
     }
 
     // Caches what a miss of `key` got (`compiled`: compiled now, not found
@@ -76,7 +78,16 @@ public:
     std::vector<std::pair<key_type, std::shared_ptr<artifact>>> entries() const;
 
 private:
+    using entry = std::pair<const key_type, std::shared_ptr<artifact>>;
+
+    entry* lookup(const key_type& key)
+    {
+        auto it = m_entries.find(key);
+        return it == m_entries.end() ? nullptr : &*it;
+    }
+
     std::unordered_map<key_type, std::shared_ptr<artifact>, key_hash> m_entries;
+    entry* m_last = nullptr; // the last hit's entry, or null
     cache_counters m_counters;
 };
 

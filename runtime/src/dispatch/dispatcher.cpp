@@ -12,32 +12,38 @@ namespace flyrt::dispatch
 
 // Per-thread call states reused across calls, so the hit path allocates
 // nothing; nested calls (a launcher called from a compile) take the next one.
+// One thread-local lookup per call: each costs a function call in a shared
+// library.
 class dispatcher::scratch
 {
 public:
-    scratch()
+    scratch() : m_thread(t_thread)
     {
-        if (t_depth == t_states.size())
+        if (m_thread.depth == m_thread.states.size())
         {
-            t_states.push_back(std::make_unique<call_state>());
+            m_thread.states.push_back(std::make_unique<call_state>());
         }
-        m_state = t_states[t_depth++].get();
+        m_state = m_thread.states[m_thread.depth++].get();
     }
     ~scratch()
     {
         m_state->clear();
-        --t_depth;
+        --m_thread.depth;
     }
     call_state& operator*() { return *m_state; }
 
 private:
+    struct thread_states
+    {
+        std::vector<std::unique_ptr<call_state>> states;
+        std::size_t depth = 0;
+    };
+    thread_states& m_thread;
     call_state* m_state;
-    static thread_local std::vector<std::unique_ptr<call_state>> t_states;
-    static thread_local std::size_t t_depth;
+    static thread_local thread_states t_thread;
 };
 
-thread_local std::vector<std::unique_ptr<call_state>> dispatcher::scratch::t_states;
-thread_local std::size_t dispatcher::scratch::t_depth = 0;
+thread_local dispatcher::scratch::thread_states dispatcher::scratch::t_thread;
 
 dispatcher::dispatcher(std::string name,
                        std::vector<param_spec> params,

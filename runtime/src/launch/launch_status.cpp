@@ -55,7 +55,12 @@ launch_limits cpu_limits()
 namespace
 {
 
-// Why one dimension of a grid or block cannot launch; empty when it can.
+bool size_fits(std::uint32_t size, std::uint64_t limit)
+{
+    return size != size_beyond_32_bits && size <= limit;
+}
+
+// Why one dimension of a grid or block, which does not fit, cannot launch.
 std::string size_problem(const char* what, int d, std::uint32_t size, std::uint64_t limit)
 {
     const std::string named = std::string(what) + " size " + "xyz"[d];
@@ -63,11 +68,7 @@ std::string size_problem(const char* what, int d, std::uint32_t size, std::uint6
     {
         return named + " does not fit in 32 bits (a launch takes at most " + std::to_string(limit) + ")";
     }
-    if (size > limit)
-    {
-        return named + " = " + std::to_string(size) + " exceeds the limit of " + std::to_string(limit);
-    }
-    return {};
+    return named + " = " + std::to_string(size) + " exceeds the limit of " + std::to_string(limit);
 }
 
 } // namespace
@@ -83,13 +84,14 @@ std::string geometry_problem(const geometry& g, const std::int32_t* known_block,
             return "launch with grid " + dim3_text(g.grid) + " and block " + dim3_text(g.block) +
                    ": grid sizes must be >= 0 and block sizes >= 1";
         }
-        for (const std::string& problem : {size_problem("grid", d, g.grid[d], limits.grid[d]),
-                                           size_problem("block", d, g.block[d], limits.block[d])})
+        // Every launch asks: text is made only for a problem.
+        if (!size_fits(g.grid[d], limits.grid[d]))
         {
-            if (!problem.empty())
-            {
-                return problem;
-            }
+            return size_problem("grid", d, g.grid[d], limits.grid[d]);
+        }
+        if (!size_fits(g.block[d], limits.block[d]))
+        {
+            return size_problem("block", d, g.block[d], limits.block[d]);
         }
         threads *= g.block[d];
     }

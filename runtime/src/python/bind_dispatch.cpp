@@ -42,7 +42,12 @@ PyObject* call_launcher(PyObject* self, PyObject* args, PyObject* kwargs)
 {
     try
     {
-        auto* d = py::handle(self).cast<dispatch::dispatcher*>();
+        // pybind11's cast looks the type up on every call; a launcher, one
+        // C++ base under Python subclasses, keeps its pointer in place.
+        auto* instance = reinterpret_cast<py::detail::instance*>(self);
+        auto* d = instance->simple_layout && instance->simple_value_holder[0] != nullptr
+                      ? static_cast<dispatch::dispatcher*>(instance->simple_value_holder[0])
+                      : py::handle(self).cast<dispatch::dispatcher*>();
         return d->call(args, kwargs).release().ptr();
     }
     catch (py::error_already_set& error)
