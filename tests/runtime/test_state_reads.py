@@ -265,3 +265,25 @@ def test_the_texts_of_reads_grow_with_the_source_not_faster(make_module):
     texts = [c for inner in code_tree(code) for c in inner.co_consts if isinstance(c, tuple)]
     characters = sum(len(t) for text in texts for t in text if isinstance(t, str))
     assert characters < 100 * 200 * 3, characters  # each of 400 texts at most a line long
+
+
+@pytest.mark.parametrize("line_end", ["\n", "\r\n", "\r"])
+def test_the_text_a_read_is_named_by_is_the_source_as_written(line_end):
+    # What error messages quote (the rewriter's own segment reader): the same
+    # as ast.get_source_segment for every node, non-ASCII, tabs and
+    # multi-line expressions included.
+    import ast
+
+    from flyrt.frontend import ast_rewrite
+
+    source = line_end.join([
+        "def kernel(x, çà):",
+        "\ty = çà.scale *  (x +",
+        "\t     2.0)  # ünïcode",
+        "\treturn {'k': [y, çà.other]}['k']",
+        ""])
+    lines = ast_rewrite._utf8_lines(source)
+    nodes = list(ast.walk(ast.parse(source)))
+    assert len(nodes) > 20
+    for node in nodes:
+        assert ast_rewrite._source_segment(lines, node) == ast.get_source_segment(source, node), ast.dump(node)

@@ -41,13 +41,13 @@ void check(const llvm::Module& module)
 
 } // namespace
 
-lowered_module lower_module(const ir::module& m, const target& kernels, llvm::LLVMContext& context)
+lowered_module lower_module(const ir::module& m, const target& kernels, llvm::LLVMContext& host_context)
 {
     // Host code needs only the CPU's address spaces, not its features.
     static const target host = cpu_target(32);
     const std::unique_ptr<target_codegen> device = make_target_codegen(kernels);
     lowered_module out;
-    out.host = std::make_unique<llvm::Module>(m.name, context);
+    out.host = std::make_unique<llvm::Module>(m.name, host_context);
     // Kernels first: launches in host functions refer to them.
     for (const auto& f : m.functions)
     {
@@ -57,7 +57,8 @@ lowered_module lower_module(const ir::module& m, const target& kernels, llvm::LL
         }
         if (device->separate_device_module())
         {
-            out.devices.push_back(std::make_unique<llvm::Module>(f->name, context));
+            out.device_contexts.push_back(std::make_unique<llvm::LLVMContext>());
+            out.devices.push_back(std::make_unique<llvm::Module>(f->name, *out.device_contexts.back()));
         }
         device->emit_kernel(m, *f, out.devices.empty() ? *out.host : *out.devices.back());
     }

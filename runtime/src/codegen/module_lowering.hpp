@@ -18,11 +18,14 @@ namespace flyrt::codegen
 
 struct lowered_module
 {
-    std::unique_ptr<llvm::Module> host;
-    // GPU targets: one per kernel, in the order of the module's kernels.
+    std::unique_ptr<llvm::Module> host; // in the caller's context
+    // GPU targets: one per kernel, in the order of the module's kernels,
+    // each in a context of its own so that they can compile on threads at
+    // once (declared first: contexts outlive their modules).
+    std::vector<std::unique_ptr<llvm::LLVMContext>> device_contexts;
     std::vector<std::unique_ptr<llvm::Module>> devices;
 };
 
-lowered_module lower_module(const ir::module& m, const target& kernels, llvm::LLVMContext& context);
+lowered_module lower_module(const ir::module& m, const target& kernels, llvm::LLVMContext& host_context);
 
 } // namespace flyrt::codegen

@@ -40,7 +40,6 @@ namespace
 struct amdgpu_machine
 {
     std::unique_ptr<llvm::TargetMachine> machine;
-    std::mutex mutex;
 
     explicit amdgpu_machine(const target& gpu)
     {
@@ -256,9 +255,8 @@ std::string linker_path()
 
 std::string compile_code_object(llvm::Module& kernel, const target& gpu, std::string* llvm_ir_out)
 {
-    amdgpu_machine& amdgpu = machine_for<amdgpu_machine>(gpu);
-    std::lock_guard<std::mutex> lock(amdgpu.mutex);
-    kernel.setDataLayout(amdgpu.machine->createDataLayout());
+    const machine_lease<amdgpu_machine> amdgpu(gpu);
+    kernel.setDataLayout(amdgpu->machine->createDataLayout());
     kernel.setTargetTriple(gpu.triple);
     kernel.addModuleFlag(llvm::Module::Error, "amdhsa_code_object_version", 500);
     const bool wants_ocml = ocml().called_by(kernel);
@@ -285,7 +283,7 @@ std::string compile_code_object(llvm::Module& kernel, const target& gpu, std::st
                 define_device_library_controls(kernel, gpu);
                 stamp_target(kernel, gpu);
             }
-            optimize(kernel, *amdgpu.machine, true);
+            optimize(kernel, *amdgpu->machine, true);
             if (std::optional<std::string> call = unresolved_call(kernel))
             {
                 throw std::runtime_error(
@@ -298,7 +296,7 @@ std::string compile_code_object(llvm::Module& kernel, const target& gpu, std::st
                 llvm::raw_string_ostream stream(*llvm_ir_out);
                 kernel.print(stream, nullptr);
             }
-            return link_code_object(emit(kernel, *amdgpu.machine, llvm::CodeGenFileType::ObjectFile),
+            return link_code_object(emit(kernel, *amdgpu->machine, llvm::CodeGenFileType::ObjectFile),
                                     kernel.getName().str());
         });
 }

@@ -1,7 +1,6 @@
 #include "host_machine.hpp"
 
 #include <memory>
-#include <mutex>
 #include <stdexcept>
 
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
@@ -21,12 +20,10 @@ namespace flyrt::jit
 namespace
 {
 
-// One target machine per CPU description; LLVM's passes only read it, but
-// emission is serialized to stay on the safe side.
+// A target machine for one CPU description (leased: machine_cache.hpp).
 struct host_machine
 {
     std::unique_ptr<llvm::TargetMachine> machine;
-    std::mutex mutex;
 
     explicit host_machine(const target& cpu)
     {
@@ -53,16 +50,15 @@ struct host_machine
 
 std::vector<std::string> compile_host(llvm::Module& module, const target& cpu, std::string* llvm_ir_out)
 {
-    host_machine& host = machine_for<host_machine>(cpu);
-    std::lock_guard<std::mutex> lock(host.mutex);
-    module.setDataLayout(host.machine->createDataLayout());
-    module.setTargetTriple(host.machine->getTargetTriple().str());
+    const machine_lease<host_machine> host(cpu);
+    module.setDataLayout(host->machine->createDataLayout());
+    module.setTargetTriple(host->machine->getTargetTriple().str());
     for (llvm::Function& f : module)
     {
         if (!f.isDeclaration())
         {
-            f.addFnAttr("target-cpu", host.machine->getTargetCPU());
-            f.addFnAttr("target-features", host.machine->getTargetFeatureString());
+            f.addFnAttr("target-cpu", host->machine->getTargetCPU());
+            f.addFnAttr("target-features", host->machine->getTargetFeatureString());
         }
     }
     std::vector<std::unique_ptr<llvm::Module>> parts = split_by_function(module);
@@ -75,13 +71,13 @@ std::vector<std::string> compile_host(llvm::Module& module, const target& cpu, s
             key,
             [&]
             {
-                optimize(part, *host.machine, false);
+                optimize(part, *host->machine, false);
                 if (llvm_ir_out != nullptr)
                 {
                     llvm::raw_string_ostream stream(*llvm_ir_out);
                     part.print(stream, nullptr);
                 }
-                return emit(part, *host.machine, llvm::CodeGenFileType::ObjectFile);
+                return emit(part, *host->machine, llvm::CodeGenFileType::ObjectFile);
             }));
     };
     if (parts.empty())

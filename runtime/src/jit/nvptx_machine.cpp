@@ -33,7 +33,6 @@ namespace
 struct nvptx_machine
 {
     std::unique_ptr<llvm::TargetMachine> machine;
-    std::mutex mutex;
 
     explicit nvptx_machine(const target& gpu)
     {
@@ -147,9 +146,8 @@ std::string compile_ptx(llvm::Module& kernel, const target& gpu, std::string* ll
     {
         chosen.features = "+ptx84";
     }
-    nvptx_machine& nvptx = machine_for<nvptx_machine>(chosen);
-    std::lock_guard<std::mutex> lock(nvptx.mutex);
-    kernel.setDataLayout(nvptx.machine->createDataLayout());
+    const machine_lease<nvptx_machine> nvptx(chosen);
+    kernel.setDataLayout(nvptx->machine->createDataLayout());
     kernel.setTargetTriple(gpu.triple);
     const bool wants_libdevice = libdevice().called_by(kernel);
     const std::string key = llvm_ir_out == nullptr
@@ -167,7 +165,7 @@ std::string compile_ptx(llvm::Module& kernel, const target& gpu, std::string* ll
                 // libdevice asks NVVMReflect whether to flush subnormals: no.
                 kernel.addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz", std::uint32_t(0));
             }
-            optimize(kernel, *nvptx.machine, true);
+            optimize(kernel, *nvptx->machine, true);
             if (std::optional<std::string> call = unlowerable_call(kernel))
             {
                 throw std::runtime_error(
@@ -179,7 +177,7 @@ std::string compile_ptx(llvm::Module& kernel, const target& gpu, std::string* ll
                 llvm::raw_string_ostream stream(*llvm_ir_out);
                 kernel.print(stream, nullptr);
             }
-            return emit(kernel, *nvptx.machine, llvm::CodeGenFileType::AssemblyFile);
+            return emit(kernel, *nvptx->machine, llvm::CodeGenFileType::AssemblyFile);
         });
 }
 

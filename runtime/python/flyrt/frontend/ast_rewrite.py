@@ -24,6 +24,7 @@ the rewritten code to the modules its calls reach.
 
 import ast
 import inspect
+import re
 import textwrap
 import types
 
@@ -184,17 +185,43 @@ def _assign(names, value, node):
     return _at(ast.Assign(targets=[target], value=value), node)
 
 
+_LINE_END = re.compile(r"\r\n|\r|\n")  # the line ends the tokenizer (and ast's positions) count
+
+
+def _utf8_lines(source):
+    """`source`'s lines, each with its end, as UTF-8 (column offsets count its bytes)."""
+    lines, start = [], 0
+    for end in _LINE_END.finditer(source):
+        lines.append(source[start:end.end()].encode())
+        start = end.end()
+    lines.append(source[start:].encode())
+    return lines
+
+
+def _source_segment(lines, node):
+    """ast.get_source_segment on lines split once: it splits the whole source
+    again on every call, which made rewriting a kernel of a long file take
+    half a second."""
+    end_line, end_col = getattr(node, "end_lineno", None), getattr(node, "end_col_offset", None)
+    if end_line is None or end_col is None or not 1 <= node.lineno <= end_line <= len(lines):
+        return None
+    first, last = node.lineno - 1, end_line - 1
+    if first == last:
+        return lines[first][node.col_offset:end_col].decode()
+    return b"".join([lines[first][node.col_offset:], *lines[first + 1:last], lines[last][:end_col]]).decode()
+
+
 class _Rewriter(ast.NodeTransformer):
     def __init__(self, source):
         self.counter = 0
         self.loop_depth = 0
-        self.source = source  # what the positions of the tree being rewritten point into
+        self.lines = _utf8_lines(source)  # what the positions of the tree being rewritten point into
 
     _LONGEST = 100  # a read's text in messages, at most
 
     def _text(self, node):
         """`node`'s source as the user wrote it (read before rewriting: texts stay linear in the source)."""
-        text = ast.get_source_segment(self.source, node) or ast.unparse(node)
+        text = _source_segment(self.lines, node) or ast.unparse(node)
         text = " ".join(text.split())
         return text if len(text) <= self._LONGEST else text[: self._LONGEST - 3] + "..."
 
