@@ -40,9 +40,10 @@ REDUCE_STEP = 4  # partial results the reduce kernel combines per step
 # The matrix-unit kernel (fx.mma): None runs it on GPUs only, True everywhere
 # (the CPU computes its matrix products exactly: slow, for checking it), False never.
 USE_MMA_KERNEL = None
-# its single-warp blocks a multiprocessor holds at once: 128 registers each (e4m3fnuz, whose rare
-# special codes take a branch, 168)
-MMA_BLOCKS_PER_SM = {"e4m3fn": 16, "e4m3fnuz": 12}
+# its single-warp blocks a multiprocessor holds at once: on NVIDIA GPUs 128 registers each (e4m3fnuz,
+# whose rare special codes take a branch, 168); on AMD's (a 64-lane wave per block, whose registers
+# the matrix units' accumulators share) 2 waves per SIMD, the most at which it needs no scratch
+MMA_BLOCKS_PER_SM = {"e4m3fn": {"nvptx": 16, "amdgpu": 8}, "e4m3fnuz": {"nvptx": 12, "amdgpu": 8}}
 
 
 # -- helpers the kernel calls (module level, as upstream) ------------------------

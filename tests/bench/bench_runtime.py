@@ -1,7 +1,8 @@
 """flyrt next to numba (and numpy) on the CPU, in one run; prints ratios.
 
-(1) cache-hit launch overhead: a 3-tensor + scalar kernel on 16 elements,
-    and the same call through @flyc.autotune (its key and guard checked);
+(1) cache-hit launch overhead: a 3-tensor + scalar kernel on 16 and 256
+    elements (one block either way), and the same call through
+    @flyc.autotune (its key and guard checked);
 (2) first compile of vector add, from trace to callable;
 (3) throughput of axpy and row norms on large arrays.
 
@@ -49,14 +50,20 @@ def both_modes(measure):
 
 
 def launch_overhead():
+    rows = []
+    # 16 elements: with bounds checks the block's 240 idle threads run the
+    # checked path one by one; 256 fill the block, whose checks are proven.
+    for n in (16, 256):
+        a, b, c = (np.ones(n, np.float32) for _ in range(3))
+        checked, fast = both_modes(lambda: per_call(vector_add, a, b, c, n))
+        theirs = per_call(numba_vector_add, a, b, c, n)
+        rows.append((f"launch overhead, {n} elements (us)", checked * 1e6, fast * 1e6, theirs * 1e6, "numba njit"))
     a, b, c = (np.ones(16, np.float32) for _ in range(3))
-    checked, fast = both_modes(lambda: per_call(vector_add, a, b, c, 16))
-    theirs = per_call(numba_vector_add, a, b, c, 16)
     tuned = flyc.autotune(configs=[flyc.Config({})], key=["n"])(vector_add)
     through_tuner = both_modes(lambda: per_call(tuned, a, b, c, 16, calls=50_000))
-    return [("launch overhead, 16 elements (us)", checked * 1e6, fast * 1e6, theirs * 1e6, "numba njit"),
-            ("the same through flyc.autotune (us)", *(t * 1e6 for t in through_tuner), checked * 1e6,
-             "flyrt's launcher alone")]
+    alone = rows[0][1]
+    return rows + [("the same through flyc.autotune (us)", *(t * 1e6 for t in through_tuner), alone,
+                    "flyrt's launcher alone")]
 
 
 _fresh = itertools.count()

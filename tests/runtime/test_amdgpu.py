@@ -99,6 +99,30 @@ def test_pa_decode_compiles_without_spills(checked):
             assert notes[".private_segment_fixed_size"] == 0, kernel
 
 
+def test_pa_decode_matrix_kernel_on_gfx942_runs_one_mfma_per_product_without_scratch():
+    """Its 32-thread blocks are one half-wave: each fx.mma is one MFMA (32 in
+    all at head 128: 16 for the scores, 16 for the values), and with the
+    kernel's AMD occupancy (2 waves per SIMD) nothing goes to scratch."""
+    import kernels.pa_decode_fp8 as pa
+    from kernels.pa_reference import make_case
+
+    flyrt.set_compile_only("gfx942")
+    flyrt.set_bounds_checks(False)
+    wanted = pa.USE_MMA_KERNEL
+    pa.USE_MMA_KERNEL = True
+    try:
+        pa.pa_decode_ps_launch(**make_case(num_seqs=2, num_q_heads=16, num_kv_heads=1, head_size=128, seed=1))
+        code = pa.compile_pa_decode_ps(None, False, True, 16, False, 1, "e4m3fnuz")["launch"].device_code()
+    finally:
+        pa.USE_MMA_KERNEL = wanted
+        flyrt.set_compile_only(None)
+        flyrt.set_bounds_checks(None)
+    image = code["pa_decode_mma_kernel"]
+    notes = code_objects.check_code_object(image, "pa_decode_mma_kernel", 0)
+    assert notes[".vgpr_spill_count"] == 0 and notes[".private_segment_fixed_size"] == 0, notes
+    assert code_objects.disassembly(image).count("v_mfma_f32_16x16x16_f16") == 32  # its fragments are f16
+
+
 @flyc.kernel
 def _unary(x: fx.Tensor, y: fx.Tensor):
     i = fx.thread_idx.x

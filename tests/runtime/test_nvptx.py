@@ -93,3 +93,28 @@ def test_synchronize_without_a_gpu_says_why():
 
     with pytest.raises(RuntimeError, match="NVIDIA|CUDA"):
         flyrt.synchronize()
+
+
+def _occupancy_kernel(blocks):
+    @flyc.kernel(known_block_size=(64, 1, 1), min_blocks_per_sm=blocks)
+    def occupied(x: fx.Tensor):
+        x[fx.thread_idx.x] = x[fx.thread_idx.x] + 1.0
+
+    @flyc.jit
+    def launch(x: fx.Tensor):
+        occupied(x).launch(block=(64,))
+
+    return launch
+
+
+def test_occupancy_hints_per_target():
+    x = np.zeros(64, np.float32)
+    per_target = _occupancy_kernel({"nvptx": 3, "amdgpu": 8})
+    assert ".minnctapersm 3" in per_target.lower(x, target="cuda", arch="sm_90").device_code["occupied"]
+    # 8 one-wave blocks per CU of 4 SIMDs: 2 waves each
+    assert '"amdgpu-waves-per-eu"="2"' in per_target.lower(x, target="hip", arch="gfx942").llvm_ir
+    only_amd = _occupancy_kernel({"amdgpu": 8})
+    assert ".minnctapersm" not in only_amd.lower(x, target="cuda", arch="sm_90").device_code["occupied"]
+    assert ".minnctapersm 5" in _occupancy_kernel(5).lower(x, target="cuda", arch="sm_90").device_code["occupied"]
+    with pytest.raises(ValueError, match=r"min_blocks_per_sm names \['sm_90'\]; its keys are GPU targets"):
+        _occupancy_kernel({"sm_90": 2})

@@ -28,7 +28,7 @@ class KernelFunction:
         self.name = name or fn.__name__
         self.signature = inspect.signature(fn)
         self.known_block_size = _dim3(known_block_size) if known_block_size else (0, 0, 0)
-        self.min_blocks_per_sm = int(min_blocks_per_sm)
+        self.min_blocks_per_sm = _blocks_per_target(min_blocks_per_sm, self.name)
 
     def __call__(self, *args, **kwargs):
         if active() is None:
@@ -132,7 +132,7 @@ class PendingLaunch:
         code = kernel.fn.__code__
         builder = trace.module.add_function(
             name, "kernel", types, names, code.co_filename, code.co_firstlineno, known_block,
-            kernel.min_blocks_per_sm)
+            kernel.min_blocks_per_sm.get(trace.target.name, 0))
         args = self.kernel_arguments(params, builder.parameters)
         trace.builders.append(builder)
         try:
@@ -207,3 +207,20 @@ def _hashable(value):
         return value
     except TypeError:
         return repr(value)
+
+
+_GPU_TARGETS = ("nvptx", "amdgpu")
+
+
+def _blocks_per_target(blocks, kernel):
+    """`min_blocks_per_sm` as {target name: blocks}: one count for every GPU,
+    or a count per target (a register budget tuned for one vendor's register
+    file can make another's spill)."""
+    if isinstance(blocks, dict):
+        unknown = sorted(set(blocks) - set(_GPU_TARGETS))
+        if unknown:
+            raise ValueError(f"kernel {kernel}: min_blocks_per_sm names {unknown}; its keys are GPU targets "
+                             f"{list(_GPU_TARGETS)}")
+        return {name: operator.index(count) for name, count in blocks.items()}
+    count = operator.index(blocks)
+    return dict.fromkeys(_GPU_TARGETS, count)

@@ -325,7 +325,12 @@ protected:
         auto mfma = [&](llvm::Intrinsic::ID id, llvm::Value* x, llvm::Value* y, llvm::Value* sum)
         { return m_b.CreateIntrinsic(id, {}, {x, y, sum, u(0), u(0), u(0)}); };
         llvm::Value* result = nullptr;
-        for (std::uint32_t h = 0; h < 2; ++h)
+        // A block known to be at most 32 threads is one half-wave: lanes
+        // 32-63 do not exist, so neither does the second product.
+        const std::int64_t known_threads =
+            std::int64_t(m_fn.known_block_size[0]) * m_fn.known_block_size[1] * m_fn.known_block_size[2];
+        const std::uint32_t half_waves = m_fn.known_block_size[0] > 0 && known_threads <= 32 ? 1 : 2;
+        for (std::uint32_t h = 0; h < half_waves; ++h)
         {
             llvm::Value* base = u(32 * h);
             llvm::Value* product = llvm::ConstantAggregateZero::get(accumulator);
