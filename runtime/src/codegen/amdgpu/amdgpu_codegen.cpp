@@ -1,7 +1,9 @@
 #include "amdgpu_codegen.hpp"
 
 #include <algorithm>
+#include <array>
 #include <stdexcept>
+#include <unordered_map>
 #include <vector>
 
 #include <llvm/IR/Constants.h>
@@ -274,6 +276,11 @@ protected:
         const std::vector<llvm::Value*> a = words(value(o.operands[0]), 4);
         const std::vector<llvm::Value*> b = words(value(o.operands[1]), 2);
         llvm::Value* c = value(o.operands[2]);
+        // An accumulator that is zero, or another product's result, is
+        // added by the MFMA itself in MFMA's layout: a chain of products
+        // (a dot product over K steps) moves only its last result back.
+        const auto chained = m_mfma_results.find(o.operands[2]);
+        const bool zero = llvm::isa<llvm::Constant>(c) && llvm::cast<llvm::Constant>(c)->isNullValue();
         llvm::Value* lane = lane_id();
         auto u = [&](std::uint32_t v) { return m_b.getInt32(v); };
         llvm::Value* l16 = m_b.CreateURem(lane, u(16));
@@ -325,6 +332,7 @@ protected:
         auto mfma = [&](llvm::Intrinsic::ID id, llvm::Value* x, llvm::Value* y, llvm::Value* sum)
         { return m_b.CreateIntrinsic(id, {}, {x, y, sum, u(0), u(0), u(0)}); };
         llvm::Value* result = nullptr;
+        std::array<llvm::Value*, 2> products{};
         // A block known to be at most 32 threads is one half-wave: lanes
         // 32-63 do not exist, so neither does the second product.
         const std::int64_t known_threads =
@@ -333,7 +341,9 @@ protected:
         for (std::uint32_t h = 0; h < half_waves; ++h)
         {
             llvm::Value* base = u(32 * h);
-            llvm::Value* product = llvm::ConstantAggregateZero::get(accumulator);
+            llvm::Value* product = chained != m_mfma_results.end()
+                                       ? chained->second[h]
+                                       : llvm::ConstantAggregateZero::get(accumulator);
             if (native_fp8)
             {
                 product = mfma(llvm::Intrinsic::amdgcn_mfma_f32_16x16x32_fp8_fp8,
@@ -377,11 +387,24 @@ protected:
                 mine = m_b.CreateInsertElement(mine, m_b.CreateBitCast(item, m_b.getFloatTy()), x);
             }
             result = h == 0 ? mine : m_b.CreateSelect(first_half, result, mine);
+            products[h] = product;
         }
-        bind(o.results[0], m_b.CreateFAdd(result, c));
+        if (chained != m_mfma_results.end() || zero)
+        {
+            m_mfma_results.emplace(o.results[0], products);
+            bind(o.results[0], result);
+        }
+        else
+        {
+            bind(o.results[0], m_b.CreateFAdd(result, c));
+        }
     }
 
 private:
+    // fx.mma results whose whole sum (accumulator included) is known in
+    // MFMA's layout, per half-wave: the start of a chain's next product.
+    std::unordered_map<ir::value_id, std::array<llvm::Value*, 2>> m_mfma_results;
+
     llvm::Value* implicit_argument(unsigned offset)
     {
         llvm::Value* base = m_b.CreateIntrinsic(llvm::Intrinsic::amdgcn_implicitarg_ptr, {}, {});
