@@ -118,3 +118,35 @@ def test_occupancy_hints_per_target():
     assert ".minnctapersm 5" in _occupancy_kernel(5).lower(x, target="cuda", arch="sm_90").device_code["occupied"]
     with pytest.raises(ValueError, match=r"min_blocks_per_sm names \['sm_90'\]; its keys are GPU targets"):
         _occupancy_kernel({"sm_90": 2})
+
+
+def test_kernels_lowered_from_threads_at_once_match_one_at_a_time():
+    # A compile releases the GIL and its kernels compile on threads of their
+    # own, each on a target machine it leases: two launchers' compiles at
+    # once must give the code each gives alone.
+    import threading
+
+    cases = [(make_case(num_seqs=2, num_q_heads=8, num_kv_heads=2, head_size=128, context_length=64, fmt=fmt), fmt)
+             for fmt in ("e4m3fnuz", "e4m3fn")]
+
+    def lower(case, fmt):
+        launcher = compile_pa_decode_ps(None, False, True, 4, False, 1, fmt)["launch"]
+        args = (case["query"], case["key_cache"], case["value_cache"], case["block_tables"],
+                case["context_lengths"].astype(np.int32), case["k_scale"], case["v_scale"], np.zeros((1, 5), np.int32),
+                np.zeros(2, np.int32), np.zeros((1, 1, 4, 128), np.float32), np.zeros((1, 1, 4), np.float32),
+                np.zeros((2, 2, 2), np.int32), np.zeros_like(case["query"]), 128, 16)
+        return launcher.lower(*args, target="cuda", arch="sm_90").device_code
+
+    alone = [lower(*case) for case in cases]
+    together = [None] * len(cases)
+
+    def run(i):
+        together[i] = lower(*cases[i])
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(cases))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert together == alone
+    assert len(alone[0]) == 2 and alone[0] != alone[1]

@@ -27,6 +27,11 @@ struct cache_counters
 class artifact_cache
 {
 public:
+    artifact_cache() = default;
+    // It points at one of its own entries (the last hit): a copy would point into the original.
+    artifact_cache(const artifact_cache&) = delete;
+    artifact_cache& operator=(const artifact_cache&) = delete;
+
     // The artifact of `key`, counted as a hit; null, counted as a miss, when
     // there is none or it is stale: its guard saw a change and
     // `revalidate(record) -> bool` says it no longer holds (it is evicted
