@@ -56,6 +56,22 @@ def per_call_interleaved(calls_by_name, calls=100_000, rounds=9):
     return best
 
 
+def per_call_alternating(runs, *args, calls=100_000, rounds=9):
+    """Fastest seconds per call of each fn(*args), in blocks of `calls` taken in
+    turn, round after round, so that noise hits them alike; `runs` maps a name
+    to (fn, prepare): prepare() runs before each of its blocks (a mode switch)."""
+    best = dict.fromkeys(runs, float("inf"))
+    for _ in range(rounds):
+        for name, (fn, prepare) in runs.items():
+            prepare()
+            fn(*args)
+            begin = time.perf_counter()
+            for _ in range(calls):
+                fn(*args)
+            best[name] = min(best[name], (time.perf_counter() - begin) / calls)
+    return best
+
+
 def best_of(fn, *args, repeats=7):
     """Fastest of `repeats` timed calls of fn(*args) (after one warm call)."""
     fn(*args)
