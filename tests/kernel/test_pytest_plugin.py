@@ -106,7 +106,10 @@ def test_pass_and_failure_reports_show_the_cell_its_error_and_the_notices(pytest
 
 def test_a_kernel_that_dies_fails_its_notebook_and_the_next_gets_a_fresh_kernel(pytester, folder):
     notebook(folder / "a_dies.ipynb", "print('before the crash', flush=True)",
-             "import os, signal\nprint('crashing', flush=True)\nos.kill(os.getpid(), signal.SIGSEGV)", "1 + 1")
+             # the pause lets the output leave the kernel: a message queued for iopub dies with the process
+             "import os, signal, time\nprint('crashing', flush=True)\ntime.sleep(1)\n"
+             "os.kill(os.getpid(), signal.SIGSEGV)",
+             "1 + 1")
     notebook(folder / "b_runs.ipynb", "import os\nassert 'crashing' not in globals()", "print(os.getpid())")
     result = run(pytester)
     result.assert_outcomes(passed=1, failed=1)
