@@ -22,14 +22,21 @@ TEST(CodeBundle, PacksAndUnpacksObjectsAndImagesWithAnyBytes)
                                      6),
                          "",
                          std::string(100000, '\xff')};
-    code.images.push_back(
-        device_image{"k", ".version 8.0\n.target sm_90\n", {"index {} of '{}'", ""}, 7, {{64, 2, 1}}});
-    code.images.push_back(device_image{"empty", "", {}, 0, {{0, 0, 0}}});
+    code.images.push_back(device_image{"k",
+                                       ".version 8.0\n.target sm_90\n",
+                                       std::string("\x7f"
+                                                   "ELF\0cubin",
+                                                   10),
+                                       {"index {} of '{}'", ""},
+                                       7,
+                                       {{64, 2, 1}}});
+    code.images.push_back(device_image{"empty", "", "", {}, 0, {{0, 0, 0}}});
     const compiled_code back = unpack(pack(code));
     ASSERT_EQ(back.host_objects, code.host_objects);
     ASSERT_EQ(back.images.size(), 2u);
     EXPECT_EQ(back.images[0].kernel, "k");
     EXPECT_EQ(back.images[0].code, code.images[0].code);
+    EXPECT_EQ(back.images[0].binary, code.images[0].binary); // a cubin's zero bytes kept
     EXPECT_EQ(back.images[0].reports, code.images[0].reports);
     EXPECT_EQ(back.images[0].parameters, 7u);
     EXPECT_EQ(back.images[0].known_block, (std::array<std::int32_t, 3>{{64, 2, 1}}));
@@ -41,7 +48,7 @@ TEST(CodeBundle, RefusesTruncatedAndForeignPayloads)
 {
     compiled_code code;
     code.host_objects = {"first object", "second object"};
-    code.images.push_back(device_image{"k", "ptx", {"message"}, 1, {{0, 0, 0}}});
+    code.images.push_back(device_image{"k", "ptx", "", {"message"}, 1, {{0, 0, 0}}});
     const std::string bundle = pack(code);
     for (std::size_t cut : {bundle.size() - 1, std::size_t(20), std::size_t(13)})
     {

@@ -215,3 +215,37 @@ def test_interpreter_mode_refuses_a_cuda_tensor_and_runs_its_host_copy():
     plus_one(x, y)  # compiled again, on the GPU: interpreting touched nothing of its cache
     assert y.tolist() == [v + 1.0 for v in range(8)]
     assert plus_one.cache_info().compiles == compiles
+
+
+def _pa_kernels_loaded(assembler):
+    """PA decode's MMA kernels compiled and loaded with `assembler` ("": none), their results and image kinds."""
+    import kernels.pa_decode_fp8 as pa
+    from kernels.devices import on
+    from kernels.pa_reference import make_case
+
+    from flyrt import _core
+
+    _core.set_ptx_assembler_path(assembler)
+    case = on("cuda", make_case(num_seqs=3, num_q_heads=8, num_kv_heads=1, head_size=128, context_length=1027))
+    launcher = pa.pa_decode_ps_prepare(**case)[0].func
+    launcher.cache_clear()  # compiled afresh, not served from memory
+    out = pa.pa_decode_ps_launch(**case).float().cpu().numpy()
+    return out, {k.kernel: k.image_kind for k in launcher.device_kernels()}
+
+
+def test_cubins_assembled_in_process_load_and_compute_what_the_drivers_ptx_compile_does():
+    from flyrt.drivers import device_libraries
+
+    assembler = device_libraries.ptx_assembler()
+    if not assembler:
+        pytest.fail("no nvJitLink on this GPU machine: its image has nvidia-nvjitlink (TOOLCHAIN.md)")
+    try:
+        through_driver, driver_kinds = _pa_kernels_loaded("")
+        assembled, assembled_kinds = _pa_kernels_loaded(assembler)
+    finally:
+        from flyrt import _core
+
+        _core.set_ptx_assembler_path(assembler)
+    assert set(driver_kinds.values()) == {"ptx"} and set(assembled_kinds.values()) == {"cubin"}
+    assert driver_kinds.keys() == assembled_kinds.keys()
+    np.testing.assert_array_equal(assembled, through_driver)

@@ -8,7 +8,7 @@ namespace flyrt::jit
 namespace
 {
 
-constexpr std::string_view magic = "FLYRT-CODE-3\n";
+constexpr std::string_view magic = "FLYRT-CODE-4\n";
 
 void put_size(std::string& out, std::uint64_t size)
 {
@@ -89,6 +89,7 @@ std::string pack(const compiled_code& code)
     {
         put_string(out, image.kernel);
         put_string(out, image.code);
+        put_string(out, image.binary);
         put_size(out, image.reports.size());
         for (const std::string& report : image.reports)
         {
@@ -126,6 +127,7 @@ compiled_code unpack(std::string_view payload)
         device_image image;
         image.kernel = in.text();
         image.code = in.text();
+        image.binary = in.text();
         for (std::uint64_t j = in.count(); j > 0; --j)
         {
             image.reports.push_back(in.text());

@@ -22,10 +22,11 @@ struct argument_place
 
 struct device_image
 {
-    std::string kernel;                                 // its entry point
-    std::string code;                                   // PTX, or an AMD code object (ELF)
-    std::vector<std::string> reports;                   // report messages, by index
-    std::uint32_t parameters = 0;                       // 8-byte argument slots it takes
+    std::string kernel;               // its entry point
+    std::string code;                 // PTX, or an AMD code object (ELF)
+    std::string binary;               // NVIDIA: a cubin of the PTX ("": the driver compiles it)
+    std::vector<std::string> reports; // report messages, by index
+    std::uint32_t parameters = 0;     // 8-byte argument slots it takes
     std::array<std::int32_t, 3> known_block{{0, 0, 0}}; // the block size it was compiled for (0: any)
     std::vector<argument_place> arguments;              // AMD: from the code object's metadata, per parameter
 };

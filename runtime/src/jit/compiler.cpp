@@ -14,6 +14,7 @@
 #include "host_machine.hpp"
 #include "llvm_diagnostics.hpp"
 #include "nvptx_machine.hpp"
+#include "ptx_assembler.hpp"
 
 namespace flyrt::jit
 {
@@ -35,6 +36,7 @@ compile_device(const ir::function& f, llvm::Module& device, const target& kernel
     else
     {
         image.code = compile_ptx(device, kernels, llvm_ir_out);
+        image.binary = assemble_ptx(image.code, kernels.cpu);
     }
     image.reports = codegen::report_messages(f);
     image.parameters = static_cast<std::uint32_t>(f.parameters.size());

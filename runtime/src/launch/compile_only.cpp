@@ -33,7 +33,13 @@ compiled_only_kernel::compiled_only_kernel(const jit::device_image& image,
                 static_cast<std::uint64_t>(max_shared_bytes)};
     m_resources.kernel = image.kernel;
     m_resources.device = -1; // loaded on no device
-    m_resources.image_bytes = static_cast<std::int64_t>(image.code.size());
+    // What a device would be handed (see cuda_kernel, hip_kernel).
+    const bool elf = image.code.rfind("\x7f"
+                                      "ELF",
+                                      0) == 0;
+    m_resources.image_kind = !image.binary.empty() ? "cubin" : elf ? "code object" : "ptx";
+    m_resources.image_bytes =
+        static_cast<std::int64_t>((image.binary.empty() ? image.code : image.binary).size());
 }
 
 std::int32_t compiled_only_kernel::launch(const std::uint64_t*, const geometry& g, std::int64_t)

@@ -23,7 +23,8 @@ struct kernel_resources
     int static_shared_bytes = 0; // per block
     int local_bytes = 0;         // per thread (spills, local arrays)
     int constant_bytes = 0;
-    std::int64_t image_bytes = 0;  // the code handed to the driver
+    std::string image_kind;        // what the driver was handed: "ptx", "cubin", "code object"
+    std::int64_t image_bytes = 0;  // its size
     std::int64_t device_bytes = 0; // device memory the load took (the driver's free-memory delta)
 };
 

@@ -9,6 +9,7 @@
 #include "../jit/code_bundle.hpp"
 #include "../jit/compiler.hpp"
 #include "../jit/nvptx_machine.hpp"
+#include "../jit/ptx_assembler.hpp"
 #include "bind.hpp"
 
 namespace py = pybind11;
@@ -76,6 +77,21 @@ void bind_jit(py::module_& m)
         },
         "(kernel name, PTX text or AMD code object bytes) of each device image in a compiled payload.");
     m.def(
+        "device_binaries",
+        [](const py::bytes& payload)
+        {
+            py::list binaries;
+            for (const jit::device_image& image : jit::unpack(std::string(payload)).images)
+            {
+                if (!image.binary.empty())
+                {
+                    binaries.append(py::make_tuple(image.kernel, py::bytes(image.binary)));
+                }
+            }
+            return binaries;
+        },
+        "(kernel name, cubin bytes) of each device image in a compiled payload that nvJitLink assembled.");
+    m.def(
         "host_objects",
         [](const py::bytes& payload)
         {
@@ -103,6 +119,15 @@ void bind_jit(py::module_& m)
           "What an AMD code object's metadata says of each kernel.");
     m.def("set_libdevice_path", &jit::set_libdevice_path);
     m.def("set_ocml_path", &jit::set_ocml_path);
+    m.def("set_ptx_assembler_path",
+          &jit::set_ptx_assembler_path,
+          "The nvJitLink NVPTX compiles assemble their PTX with (\"\": none, the driver compiles it).");
+    m.def("ptx_assembler_path",
+          &jit::ptx_assembler_path,
+          "The nvJitLink NVPTX compiles assemble their PTX with now (\"\": none).");
+    m.def("ptx_assembler_problem",
+          &jit::ptx_assembler_problem,
+          "Why the nvJitLink set last cannot assemble (\"\" when it can or none is set).");
 }
 
 } // namespace flyrt::python

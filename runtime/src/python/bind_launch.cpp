@@ -50,6 +50,7 @@ void bind_launch(py::module_& m)
         .def_readonly("static_shared_bytes", &launch::kernel_resources::static_shared_bytes)
         .def_readonly("local_bytes", &launch::kernel_resources::local_bytes)
         .def_readonly("constant_bytes", &launch::kernel_resources::constant_bytes)
+        .def_readonly("image_kind", &launch::kernel_resources::image_kind)
         .def_readonly("image_bytes", &launch::kernel_resources::image_bytes)
         .def_readonly("device_bytes", &launch::kernel_resources::device_bytes);
     m.def("set_worker_count", &launch::set_worker_count);

@@ -94,6 +94,21 @@ def libdevice_candidates():
     return found
 
 
+def nvjitlink_candidates():
+    """Where NVIDIA's nvJitLink may be, as the environment names it:
+    FLYDSL_NVJITLINK first, then the CUDA toolkits of CUDA_HOME, CUDA_PATH
+    and /usr/local/cuda. None when FLYDSL_NVJITLINK is "none" or "0": PTX
+    then goes to the driver to compile."""
+    chosen = os.environ.get("FLYDSL_NVJITLINK", "")
+    if chosen.lower() in ("none", "0"):
+        return None
+    found = [chosen]
+    for root in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
+        if root:
+            found.extend(sorted(glob.glob(os.path.join(root, "lib64", "libnvJitLink.so.*")), reverse=True))
+    return found
+
+
 def ocml_candidates():
     """Where ROCm's ocml.bc may be: FLYDSL_OCML first, then the ROCm of
     ROCM_PATH and /opt/rocm, then Debian's and Ubuntu's rocm-device-libs."""

@@ -21,9 +21,12 @@ def device(ordinal):
 
 @functools.lru_cache(maxsize=None)
 def target(ordinal):
-    """The NVPTX target for GPU `ordinal`."""
+    """The NVPTX target for GPU `ordinal`. Its kernels' PTX is assembled in
+    this process where nvJitLink is found (compile-only targets skip it: no
+    GPU loads their code)."""
     info = device(ordinal)
     device_libraries.libdevice()
+    device_libraries.ptx_assembler()
     return _core.nvptx_target(info["major"], info["minor"])
 
 

@@ -1,13 +1,16 @@
-"""The GPU vendors' bitcode math libraries flyrt links into kernels that
-call them: CUDA's libdevice (NVIDIA: Float64 exp and log; sin, cos, tanh,
-erf, pow) and ROCm's ocml (AMD: sin, cos, tanh, erf, pow). Each is looked for
-when the first target of its vendor is made (not at import: programs that
-never compile for that GPU skip the search) and handed to the compiler."""
+"""The GPU vendors' libraries flyrt compiles with: the bitcode math
+libraries it links into kernels that call them, CUDA's libdevice (NVIDIA:
+Float64 exp and log; sin, cos, tanh, erf, pow) and ROCm's ocml (AMD: sin,
+cos, tanh, erf, pow), and NVIDIA's nvJitLink, which assembles PTX into
+cubins. Each is looked for when the first target of its vendor is made (not
+at import: programs that never compile for that GPU skip the search) and
+handed to the compiler."""
 
 import functools
 import hashlib
 import importlib.util
 import os
+import warnings
 
 from .. import _core
 from ..core import settings
@@ -44,6 +47,38 @@ def libdevice():
     return path
 
 
+def find_ptx_assembler():
+    """NVIDIA's nvJitLink (CUDA 12 or 13): $FLYDSL_NVJITLINK, a CUDA toolkit,
+    or the one PyPI's nvidia-nvjitlink (CUDA 13, torch's) or
+    nvidia-nvjitlink-cu12 ship; "" if none or FLYDSL_NVJITLINK=none."""
+    candidates = settings.nvjitlink_candidates()
+    if candidates is None:
+        return ""
+    for package, parts in (("nvidia.cu13", ("lib", "libnvJitLink.so.13")),
+                           ("nvidia.nvjitlink", ("lib", "libnvJitLink.so.12"))):
+        spec = _find_spec(package)
+        if spec is not None and spec.submodule_search_locations:
+            candidates.extend(os.path.join(p, *parts) for p in spec.submodule_search_locations)
+    return _first_file(candidates)
+
+
+@functools.lru_cache(maxsize=None)
+def ptx_assembler():
+    """Turns on assembling NVPTX compiles' PTX with the nvJitLink found (the
+    first CUDA device target does); returns it ("" if none: the driver
+    compiles the PTX when a kernel loads). One that cannot be opened is a
+    warning, once, and PTX goes to the driver."""
+    path = find_ptx_assembler()
+    _core.set_ptx_assembler_path(path)
+    problem = _core.ptx_assembler_problem()
+    if problem:
+        warnings.warn(f"flyrt: {problem}; kernels' PTX goes to the CUDA driver to compile", RuntimeWarning,
+                      stacklevel=2)
+        _core.set_ptx_assembler_path("")
+        return ""
+    return path
+
+
 @functools.lru_cache(maxsize=None)
 def ocml():
     """The ocml.bc AMDGPU compiles link ("" if none): $FLYDSL_OCML, a ROCm
@@ -51,6 +86,17 @@ def ocml():
     path = _first_file(settings.ocml_candidates())
     _core.set_ocml_path(path)
     return path
+
+
+@functools.lru_cache(maxsize=None)
+def file_identity(path):
+    """A large library's identity for cache keys, without reading it: its
+    resolved path, size and modification time ("none" without one)."""
+    if not path:
+        return "none"
+    real = os.path.realpath(path)
+    info = os.stat(real) if os.path.exists(real) else None
+    return f"{real} {info.st_size} {info.st_mtime_ns}" if info else real
 
 
 @functools.lru_cache(maxsize=None)

@@ -8,7 +8,6 @@ trace runs (``_inline``: a ``@flyc.jit`` helper is inlined as device code).
 import functools
 import hashlib
 import inspect
-import os
 import time
 import weakref
 from collections import namedtuple
@@ -42,18 +41,11 @@ def _compiler_id(target):
     parts = [_compiler_build(), "host " + targets.cpu(32).id, "kernels " + target.id]
     if target.kind == _core.TargetKind.nvptx:
         parts.append("libdevice " + device_libraries.digest(device_libraries.libdevice()))
+        parts.append("assembler " + device_libraries.file_identity(_core.ptx_assembler_path()))
     if target.kind == _core.TargetKind.amdgpu:
-        parts.append("linker " + _linker_identity())
+        parts.append("linker " + device_libraries.file_identity(_core.amdgpu_linker()))
         parts.append("ocml " + device_libraries.digest(device_libraries.ocml()))
     return " ".join(parts)
-
-
-@functools.lru_cache(maxsize=None)
-def _linker_identity():
-    """Which ld.lld links AMD code objects: its resolved path, size and time."""
-    path = os.path.realpath(_core.amdgpu_linker() or "none")
-    info = os.stat(path) if os.path.exists(path) else None
-    return f"{path} {info.st_size} {info.st_mtime_ns}" if info else path
 
 
 def _param_spec(name, parameter):
@@ -113,6 +105,7 @@ class Lowered:
         self.llvm_ir = llvm_ir  # the optimized LLVM modules, as text
         self.payload = payload
         self.device_code = dict(_core.device_images(payload))  # kernel name -> PTX or AMD code object (bytes)
+        self.device_binaries = dict(_core.device_binaries(payload))  # kernel name -> cubin, where nvJitLink made one
         self.host_objects = _core.host_objects(payload)  # ELF objects: the host code (the CPU's kernels too)
 
     def __repr__(self):
@@ -433,7 +426,9 @@ class JitFunction(_core.Dispatcher):
     def device_kernels(self):
         """What this launcher's cached artifacts hold on GPUs: per loaded
         kernel, its name, device, registers, shared, local and constant bytes,
-        code bytes and the device memory its load took (_core.KernelResources)."""
+        what the driver was handed (image_kind "ptx", "cubin" or "code
+        object", and image_bytes) and the device memory its load took
+        (_core.KernelResources)."""
         return [kernel for _, artifact in self._entries() for kernel in artifact.device_kernels]
 
     def _replaced_by(self, outcome, where=None):

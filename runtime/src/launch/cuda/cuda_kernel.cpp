@@ -65,7 +65,20 @@ cuda_kernel::cuda_kernel(const jit::device_image& image, int ordinal)
     void* values[] = {errors.data(), reinterpret_cast<void*>(errors.size()), reinterpret_cast<void*>(1)};
     std::size_t free_before = 0, free_after = 0, total = 0;
     api.cuMemGetInfo(&free_before, &total);
-    const CUresult loaded = api.cuModuleLoadDataEx(&m_module, image.code.c_str(), 3, options, values);
+    // The cubin assembled at compile time where there is one; the PTX where
+    // there is none or this driver cannot load it (a GPU of another
+    // architecture, a driver older than the assembler): the driver compiles it.
+    const bool assembled =
+        !image.binary.empty() &&
+        api.cuModuleLoadDataEx(&m_module, image.binary.data(), 3, options, values) == CUDA_SUCCESS;
+    CUresult loaded = CUDA_SUCCESS;
+    if (!assembled)
+    {
+        errors[0] = '\0';
+        loaded = api.cuModuleLoadDataEx(&m_module, image.code.c_str(), 3, options, values);
+    }
+    m_resources.image_kind = assembled ? "cubin" : "ptx";
+    m_resources.image_bytes = static_cast<std::int64_t>((assembled ? image.binary : image.code).size());
     if (loaded != CUDA_SUCCESS)
     {
         throw std::runtime_error("the CUDA driver rejected kernel " + m_name + ": " + error_text(loaded) +
@@ -103,7 +116,6 @@ cuda_kernel::cuda_kernel(const jit::device_image& image, int ordinal)
     api.cuMemGetInfo(&free_after, &total);
     m_resources.kernel = m_name;
     m_resources.device = ordinal;
-    m_resources.image_bytes = static_cast<std::int64_t>(image.code.size());
     m_resources.device_bytes =
         free_before > free_after ? static_cast<std::int64_t>(free_before - free_after) : 0;
     api.cuFuncGetAttribute(&m_resources.registers, CU_FUNC_ATTRIBUTE_NUM_REGS, m_function);

@@ -72,6 +72,7 @@ hip_kernel::hip_kernel(const jit::device_image& image, int ordinal)
     }
     m_resources.kernel = m_name;
     m_resources.device = ordinal;
+    m_resources.image_kind = "code object";
     m_resources.image_bytes = static_cast<std::int64_t>(image.code.size());
     for (const jit::code_object_kernel& k : jit::read_code_object(image.code))
     {

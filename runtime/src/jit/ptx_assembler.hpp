@@ -1,0 +1,30 @@
+// PTX to machine code (a cubin) in this process, through NVIDIA's nvJitLink
+// library where one is found (PyPI's nvidia-nvjitlink, a CUDA toolkit). A
+// kernel then reaches the driver as code to load, not PTX to compile: the
+// assembling happens on the compile's own thread, beside the other kernels,
+// instead of one kernel after another inside cuModuleLoadDataEx. Without the
+// library the driver compiles the PTX, as before.
+#pragma once
+
+#include <string>
+
+namespace flyrt::jit
+{
+
+// The nvJitLink shared library to open ("" turns assembling off). Opened at
+// the next assemble; a library that cannot be opened is reported by
+// ptx_assembler_problem() and turns assembling off.
+void set_ptx_assembler_path(const std::string& path);
+
+// The library set last ("": none).
+std::string ptx_assembler_path();
+
+// Why the library set last cannot assemble ("" when it can, or none is set).
+std::string ptx_assembler_problem();
+
+// A cubin of `ptx` for `arch` ("sm_90"), with line information; "" when no
+// library is set or it rejects the PTX (the driver then compiles the PTX and
+// reports its errors, with the kernel's name).
+std::string assemble_ptx(const std::string& ptx, const std::string& arch);
+
+} // namespace flyrt::jit

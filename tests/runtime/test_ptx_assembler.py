@@ -1,0 +1,98 @@
+"""PTX assembled into cubins in-process, without a GPU: where nvJitLink is
+found (PyPI's nvidia-nvjitlink-cu12, pinned in requirements.txt), a CUDA
+device target turns it on and kernels carry a cubin beside their PTX, which
+the driver then loads instead of compiling the PTX; a library that cannot
+assemble is one warning and the PTX path. (tests/gpu loads both kinds.)"""
+
+import struct
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import flyrt
+from flyrt import _core
+from flyrt.drivers import device_libraries
+from flyrt.runtime import launcher as launcher_module
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "notebooks"))
+
+from kernels.vector_add import vector_add  # noqa: E402
+
+EM_CUDA = 190
+
+
+@pytest.fixture
+def assembler():
+    """The nvJitLink found here, turned on as a CUDA device target does; off again afterwards."""
+    path = device_libraries.find_ptx_assembler()
+    assert path, "no nvJitLink found: requirements.txt pins nvidia-nvjitlink-cu12"
+    _core.set_ptx_assembler_path(path)
+    yield path
+    _core.set_ptx_assembler_path("")
+
+
+def compiled_kernels(n):
+    """vector_add compiled for sm_90 without a GPU (a size no other test uses: a fresh artifact)."""
+    a = np.ones(n, np.float32)
+    flyrt.set_compile_only("sm_90")
+    try:
+        vector_add(a, a, np.zeros_like(a), n)
+        return {k.kernel: k for k in vector_add.device_kernels()}
+    finally:
+        flyrt.set_compile_only(None)
+
+
+def test_kernels_carry_a_cubin_for_their_architecture_where_nvjitlink_is_found(assembler):
+    kernel = compiled_kernels(1001)["vector_add_kernel"]
+    assert kernel.image_kind == "cubin" and kernel.image_bytes > 1000
+    a = np.ones(16, np.float32)
+    lowered = vector_add.lower(a, a, a, 16, target="cuda", arch="sm_90")
+    cubin = lowered.device_binaries["vector_add_kernel"]
+    assert cubin[:4] == b"\x7fELF" and struct.unpack_from("<H", cubin, 18)[0] == EM_CUDA
+    # the architecture in e_flags' low byte, as ptxas writes it for sm_90
+    assert struct.unpack_from("<I", cubin, 48)[0] & 0xFF == 90
+    assert lowered.device_code["vector_add_kernel"].startswith("//")  # the PTX is kept beside it
+
+
+def test_without_nvjitlink_the_ptx_goes_to_the_driver():
+    _core.set_ptx_assembler_path("")
+    kernel = compiled_kernels(1002)["vector_add_kernel"]
+    assert kernel.image_kind == "ptx"
+
+
+def test_the_assembler_is_part_of_the_disk_cache_key(assembler):
+    target = flyrt.drivers.cuda.arch_target("sm_90")
+    on = launcher_module._compiler_id(target)
+    _core.set_ptx_assembler_path("")
+    off = launcher_module._compiler_id(target)
+    assert "assembler none" in off and on != off and "libnvJitLink" in on
+
+
+@pytest.mark.parametrize("content, problem", [(b"not a library", "cannot open nvJitLink"),
+                                              (None, "is not an nvJitLink")])
+def test_a_library_that_cannot_assemble_is_one_warning_and_the_ptx_path(tmp_path, monkeypatch, content, problem):
+    if content is None:
+        path = _core.__file__  # a shared library, without nvJitLink's functions
+    else:
+        path = tmp_path / "libnvJitLink.so.13"
+        path.write_bytes(content)
+    monkeypatch.setenv("FLYDSL_NVJITLINK", str(path))
+    device_libraries.ptx_assembler.cache_clear()
+    try:
+        with pytest.warns(RuntimeWarning, match=problem):
+            assert device_libraries.ptx_assembler() == ""
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            assert device_libraries.ptx_assembler() == ""  # once
+        assert _core.ptx_assembler_path() == ""
+        assert compiled_kernels(1003 if content else 1004)["vector_add_kernel"].image_kind == "ptx"
+    finally:
+        device_libraries.ptx_assembler.cache_clear()
+
+
+def test_flydsl_nvjitlink_none_turns_it_off(monkeypatch):
+    monkeypatch.setenv("FLYDSL_NVJITLINK", "none")
+    assert device_libraries.find_ptx_assembler() == ""
