@@ -23,20 +23,22 @@ def _find_spec(name):
         return None
 
 
-def _first_file(candidates):
+def _first_file(candidates, packaged=()):
+    """The first of `candidates` that is a file, else of `packaged`'s
+    (package, path parts inside it) in each installed package's folders."""
+    for package, parts in packaged:
+        spec = _find_spec(package)
+        if spec is not None and spec.submodule_search_locations:
+            candidates.extend(os.path.join(p, *parts) for p in spec.submodule_search_locations)
     return next((c for c in candidates if c and os.path.isfile(c)), "")
 
 
 def find_libdevice():
     """CUDA's libdevice.10.bc: $FLYDSL_LIBDEVICE, a CUDA toolkit, or the one
     PyPI's nvidia-cuda-nvcc-cu12 or Triton ship; "" if none."""
-    candidates = settings.libdevice_candidates()
-    for package, parts in (("nvidia.cuda_nvcc", ("nvvm", "libdevice", "libdevice.10.bc")),
-                           ("triton", ("backends", "nvidia", "lib", "libdevice.10.bc"))):
-        spec = _find_spec(package)
-        if spec is not None and spec.submodule_search_locations:
-            candidates.extend(os.path.join(p, *parts) for p in spec.submodule_search_locations)
-    return _first_file(candidates)
+    return _first_file(settings.libdevice_candidates(),
+                       (("nvidia.cuda_nvcc", ("nvvm", "libdevice", "libdevice.10.bc")),
+                        ("triton", ("backends", "nvidia", "lib", "libdevice.10.bc"))))
 
 
 @functools.lru_cache(maxsize=None)
@@ -54,12 +56,8 @@ def find_ptx_assembler():
     candidates = settings.nvjitlink_candidates()
     if candidates is None:
         return ""
-    for package, parts in (("nvidia.cu13", ("lib", "libnvJitLink.so.13")),
-                           ("nvidia.nvjitlink", ("lib", "libnvJitLink.so.12"))):
-        spec = _find_spec(package)
-        if spec is not None and spec.submodule_search_locations:
-            candidates.extend(os.path.join(p, *parts) for p in spec.submodule_search_locations)
-    return _first_file(candidates)
+    return _first_file(candidates, (("nvidia.cu13", ("lib", "libnvJitLink.so.13")),
+                                    ("nvidia.nvjitlink", ("lib", "libnvJitLink.so.12"))))
 
 
 @functools.lru_cache(maxsize=None)
