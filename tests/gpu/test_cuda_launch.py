@@ -233,19 +233,20 @@ def _pa_kernels_loaded(assembler):
     return out, {k.kernel: k.image_kind for k in launcher.device_kernels()}
 
 
-def test_cubins_assembled_in_process_load_and_compute_what_the_drivers_ptx_compile_does():
+def test_cubins_assembled_in_process_load_and_compute_what_the_drivers_ptx_compile_does(monkeypatch):
+    from flyrt import _core
     from flyrt.drivers import device_libraries
 
-    assembler = device_libraries.ptx_assembler()
+    monkeypatch.setenv("FLYDSL_NVJITLINK", "1")
+    assembler = device_libraries.find_ptx_assembler()
     if not assembler:
         pytest.fail("no nvJitLink on this GPU machine: its image has nvidia-nvjitlink (TOOLCHAIN.md)")
+    before = _core.ptx_assembler_path()
     try:
         through_driver, driver_kinds = _pa_kernels_loaded("")
         assembled, assembled_kinds = _pa_kernels_loaded(assembler)
     finally:
-        from flyrt import _core
-
-        _core.set_ptx_assembler_path(assembler)
+        _core.set_ptx_assembler_path(before)
     assert set(driver_kinds.values()) == {"ptx"} and set(assembled_kinds.values()) == {"cubin"}
     assert driver_kinds.keys() == assembled_kinds.keys()
     np.testing.assert_array_equal(assembled, through_driver)

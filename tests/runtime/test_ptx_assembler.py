@@ -1,8 +1,9 @@
-"""PTX assembled into cubins in-process, without a GPU: where nvJitLink is
-found (PyPI's nvidia-nvjitlink-cu12, pinned in requirements.txt), a CUDA
-device target turns it on and kernels carry a cubin beside their PTX, which
-the driver then loads instead of compiling the PTX; a library that cannot
-assemble is one warning and the PTX path. (tests/gpu loads both kinds.)"""
+"""PTX assembled into cubins in-process, without a GPU: with
+FLYDSL_NVJITLINK=1 and nvJitLink found (PyPI's nvidia-nvjitlink-cu12, pinned
+in requirements.txt), a CUDA device target turns it on and kernels carry a
+cubin beside their PTX, which the driver then loads instead of compiling the
+PTX; a library that cannot assemble is one warning and the PTX path; unset,
+nothing is assembled. (tests/gpu loads both kinds.)"""
 
 import struct
 import sys
@@ -25,8 +26,9 @@ EM_CUDA = 190
 
 
 @pytest.fixture
-def assembler():
-    """The nvJitLink found here, turned on as a CUDA device target does; off again afterwards."""
+def assembler(monkeypatch):
+    """The nvJitLink FLYDSL_NVJITLINK=1 finds here, turned on as a CUDA device target does; off again afterwards."""
+    monkeypatch.setenv("FLYDSL_NVJITLINK", "1")
     path = device_libraries.find_ptx_assembler()
     assert path, "no nvJitLink found: requirements.txt pins nvidia-nvjitlink-cu12"
     _core.set_ptx_assembler_path(path)
@@ -93,6 +95,12 @@ def test_a_library_that_cannot_assemble_is_one_warning_and_the_ptx_path(tmp_path
         device_libraries.ptx_assembler.cache_clear()
 
 
-def test_flydsl_nvjitlink_none_turns_it_off(monkeypatch):
-    monkeypatch.setenv("FLYDSL_NVJITLINK", "none")
+@pytest.mark.parametrize("setting", [None, "", "0", "none"])
+def test_nvjitlink_is_used_only_when_asked_for(monkeypatch, setting):
+    if setting is None:
+        monkeypatch.delenv("FLYDSL_NVJITLINK", raising=False)
+    else:
+        monkeypatch.setenv("FLYDSL_NVJITLINK", setting)
     assert device_libraries.find_ptx_assembler() == ""
+    monkeypatch.setenv("FLYDSL_NVJITLINK", "1")
+    assert "libnvJitLink" in device_libraries.find_ptx_assembler()

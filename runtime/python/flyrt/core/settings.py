@@ -95,14 +95,15 @@ def libdevice_candidates():
 
 
 def nvjitlink_candidates():
-    """Where NVIDIA's nvJitLink may be, as the environment names it:
-    FLYDSL_NVJITLINK first, then the CUDA toolkits of CUDA_HOME, CUDA_PATH
-    and /usr/local/cuda. None when FLYDSL_NVJITLINK is "none" or "0": PTX
-    then goes to the driver to compile."""
+    """Where NVIDIA's nvJitLink may be, when FLYDSL_NVJITLINK asks for it
+    ("1": found in the CUDA toolkits of CUDA_HOME, CUDA_PATH and
+    /usr/local/cuda, or a package; else the library's path). None when it is
+    unset, "", "0" or "none": PTX goes to the driver to compile, which was as
+    fast on the H200 (docs/nvidia.md)."""
     chosen = os.environ.get("FLYDSL_NVJITLINK", "")
-    if chosen.lower() in ("none", "0"):
+    if chosen.lower() in ("", "none", "0"):
         return None
-    found = [chosen]
+    found = [] if chosen == "1" else [chosen]
     for root in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
         if root:
             found.extend(sorted(glob.glob(os.path.join(root, "lib64", "libnvJitLink.so.*")), reverse=True))

@@ -50,9 +50,10 @@ def libdevice():
 
 
 def find_ptx_assembler():
-    """NVIDIA's nvJitLink (CUDA 12 or 13): $FLYDSL_NVJITLINK, a CUDA toolkit,
-    or the one PyPI's nvidia-nvjitlink (CUDA 13, torch's) or
-    nvidia-nvjitlink-cu12 ship; "" if none or FLYDSL_NVJITLINK=none."""
+    """NVIDIA's nvJitLink (CUDA 12 or 13), where FLYDSL_NVJITLINK asks for
+    it: the path it names, or with "1" a CUDA toolkit's or the one PyPI's
+    nvidia-nvjitlink (CUDA 13, torch's) or nvidia-nvjitlink-cu12 ship; ""
+    if none or not asked for."""
     candidates = settings.nvjitlink_candidates()
     if candidates is None:
         return ""
