@@ -229,11 +229,11 @@ def torch_reference(case):
 
 
 def pa_decode(copy):
-    from triton_pa_decode import TritonPADecode
+    import triton_pa_decode
 
     print(f"\nPA decode, GPU us per call (CUDA graph replay, the KV cache cycling through > 256 MB); "
           f"device copy {copy / 1e12:.2f} TB/s (bytes read + written):")
-    print(f"  {'(seqs, heads q/kv, head, page, ctx), format, scales':<56} {'':<40} {'us':>8} {'KV TB/s':>8} "
+    print(f"  {'(seqs, heads q/kv, head, page, ctx), format, scales':<56} {'':<64} {'us':>8} {'KV TB/s':>8} "
           f"{'% copy':>7}")
     for seqs, q_heads, kv_heads, head, page, context in PA_SHAPES:
         kv_bytes = 2 * seqs * kv_heads * context * head
@@ -260,17 +260,21 @@ def pa_decode(copy):
                     best = pa._tuned_decode_step.best_config.kwargs
                     choice = pages_per_work or f"tuned: {best['pages_per_work']}, {best['blocks_per_sm']}/SM"
                     rows.append((graph_time(runs), f"flyrt, fast mode, pages/work {choice}"))
-            if fmt == "e4m3fn" and not per_token:
-                peer = [TritonPADecode(**{k: c[k] for k in ("query", "key_cache", "value_cache", "block_tables",
-                                                              "context_lengths", "k_scale", "v_scale")})
-                        for c in cases]
-                ok, max_diff, _ = check(host(peer[0]().float()), reference)
+            if not per_token:
+                inputs = [{k: c[k] for k in ("query", "key_cache", "value_cache", "block_tables", "context_lengths",
+                                             "k_scale", "v_scale")} for c in cases]
+                ok, max_diff, _ = check(host(triton_pa_decode.TritonPADecode(**inputs[0])().float()), reference)
                 assert ok, f"the Triton peer is wrong: {label}: max diff {max_diff}"
-                rows.append((graph_time(peer), "Triton split-KV (tl.dot)"))
+                config, seconds, timed = triton_pa_decode.tune(inputs, graph_time)
+                rows.append((timed[tuple(sorted(triton_pa_decode.DEFAULT.items()))], "Triton split-KV, default config"))
+                rows.append((seconds, "Triton split-KV, tuned ({pages_per_part} pages/part, {tokens} tokens, "
+                                      "{warps} warps, {stages} stages)".format(**config)))
+                print(f"      Triton tuned over {len(timed)} configs by coordinate descent")
+            if fmt == "e4m3fn" and not per_token:
                 rows.append((statistics.median(cuda_event_times(torch_reference(cases[0]), repeats=5)),
                              "torch (gather, dequantize, matmul)"))
             for seconds, who in rows:
-                print(f"  {label:<56} {who:<40} {seconds * 1e6:8.1f} {kv_bytes / seconds / 1e12:8.2f} "
+                print(f"  {label:<56} {who:<64} {seconds * 1e6:8.1f} {kv_bytes / seconds / 1e12:8.2f} "
                       f"{100 * kv_bytes / seconds / copy:6.1f}%")
                 label = ""
             fastest = sorted((ms, c.kwargs["pages_per_work"], c.kwargs["blocks_per_sm"]) for c, ms in tuner.items() if ms is not None)
@@ -306,42 +310,67 @@ def device_case(seqs, q_heads, kv_heads, head, page, context, fmt, per_token, se
 
 
 def helper_edit():
+    """A helper edit to PA decode's recompiled first result, its PTX compiled by the driver at load and then
+    assembled by nvJitLink on the compile's threads, in this one process (each edit a version never seen),
+    with pages per work item given (one compile); then the same edit where the call re-tunes (every config
+    compiled and timed again, as flyc.autotune does after an edit)."""
+    from flyrt import _core
+    from flyrt.drivers import device_libraries
+
     case = on("cuda", make_case(num_seqs=16, num_q_heads=16, num_kv_heads=1, head_size=128, context_length=4096))
     pa.pa_decode_ps_launch(**case)
     torch.cuda.synchronize()
     original = pa._load_q_fragments  # the seed bug's helper, in both PA kernels
-    samples = []
-    for factor in (2.0, 3.0, 4.0):  # versions never seen before
+    factors = iter(range(2, 100))
+
+    def edited():
+        factor = float(next(factors))
+
         def changed(query, q_rows, row, q_token, q_head, head_size, scale, factor=factor):
             return original(query, q_rows, row, q_token, q_head, head_size, scale * factor)
+        return changed
 
-        begin = time.perf_counter()
-        pa._load_q_fragments = changed
-        pa.pa_decode_ps_launch(**case)
-        torch.cuda.synchronize()
-        samples.append((time.perf_counter() - begin) * 1e3)
-    compile_ms = statistics.median(r.milliseconds for r in flyc.compile_log()[-3:])
-    # the same recompile without loading: tracing and LLVM to PTX, the rest is the driver's PTX compiler
-    run, _ = pa.pa_decode_ps_prepare(**case)
+    run, _ = pa.pa_decode_ps_prepare(**case, pages_per_work=8)
     launcher, args = run.func, run.args
-    lowered = []
-    for factor in (5.0, 6.0, 7.0):
-        def changed(query, q_rows, row, q_token, q_head, head_size, scale, factor=factor):
-            return original(query, q_rows, row, q_token, q_head, head_size, scale * factor)
-
-        pa._load_q_fragments = changed
-        begin = time.perf_counter()
-        launcher.lower(*args, target="cuda")
-        lowered.append((time.perf_counter() - begin) * 1e3)
+    assembler = device_libraries.find_ptx_assembler() if os.environ.get("FLYDSL_NVJITLINK") else ""
+    if not assembler:
+        os.environ["FLYDSL_NVJITLINK"] = "1"
+        assembler = device_libraries.find_ptx_assembler()
+        del os.environ["FLYDSL_NVJITLINK"]
+    print("\nhelper edit -> PA decode's recompiled first result (ms, median of 3 edits):")
+    for name, path in (("PTX compiled by the driver at load", ""), ("PTX assembled by nvJitLink", assembler)):
+        if name.endswith("nvJitLink") and not path:
+            print(f"  {name}: no nvJitLink on this machine")
+            continue
+        _core.set_ptx_assembler_path(path)
+        samples = []
+        for _ in range(3):
+            begin = time.perf_counter()
+            pa._load_q_fragments = edited()
+            pa.pa_decode_ps_launch(**case, pages_per_work=8)
+            torch.cuda.synchronize()
+            samples.append((time.perf_counter() - begin) * 1e3)
+        kinds = sorted({k.image_kind for k in launcher.device_kernels()})
+        lowered = []  # the same recompile without loading: tracing, LLVM (and nvJitLink when on)
+        for _ in range(3):
+            pa._load_q_fragments = edited()
+            begin = time.perf_counter()
+            launcher.lower(*args, target="cuda")
+            lowered.append((time.perf_counter() - begin) * 1e3)
+        print(f"  {name:<36} {statistics.median(samples):6.0f} (of {', '.join(f'{s:.0f}' for s in samples)}); "
+              f"compiling without loading {statistics.median(lowered):.0f}; images loaded: {', '.join(kinds)}")
+    _core.set_ptx_assembler_path(device_libraries.ptx_assembler())  # as this process had it
+    pa._load_q_fragments = edited()
+    begin = time.perf_counter()
+    pa.pa_decode_ps_launch(**case)
+    torch.cuda.synchronize()
+    print(f"  the same edit, the call re-tuning ({len(pa._tuned_decode_step.configs_timings)} configs compiled "
+          f"and timed): {(time.perf_counter() - begin) * 1e3:.0f} ms")
     pa._load_q_fragments = original
     begin = time.perf_counter()
     pa.pa_decode_ps_launch(**case)
     torch.cuda.synchronize()
-    back = (time.perf_counter() - begin) * 1e3
-    print(f"\nhelper edit -> PA decode's recompiled first result: median {statistics.median(samples):.0f} ms "
-          f"(of {', '.join(f'{s:.0f}' for s in samples)}); in the compile log {compile_ms:.0f} ms, of which "
-          f"tracing + LLVM to PTX {statistics.median(lowered):.0f} ms (the rest: the driver compiling the PTX, "
-          f"loading); back to the original: {back:.1f} ms (reused)")
+    print(f"  back to the original: {(time.perf_counter() - begin) * 1e3:.1f} ms (reused)")
 
 
 def _module(name, source):
