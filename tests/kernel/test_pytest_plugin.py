@@ -144,7 +144,20 @@ def test_each_worker_takes_its_own_gpu(pytester, folder):
 
     too_many = run(pytester, "-n", "2", "--xflydsl-gpus", "0")
     assert too_many.ret == pytest.ExitCode.USAGE_ERROR
-    too_many.stderr.fnmatch_lines(["*2 workers for 1 GPUs (0): each worker takes one GPU; run with -n 1 or fewer*"])
+    too_many.stderr.fnmatch_lines(["*2 workers for 1 GPUs (0): each worker takes one GPU; run with -n 1 or fewer, "
+                                   "or name a GPU once per worker that shares it (--xflydsl-gpus 0,0)*"])
+
+
+def test_two_workers_share_a_gpu_named_twice_and_a_serial_run_takes_the_first(pytester, folder):
+    check = "import os\nassert os.environ['CUDA_VISIBLE_DEVICES'] == os.environ['HIP_VISIBLE_DEVICES'] == '4'"
+    for name in ("one.ipynb", "two.ipynb"):
+        notebook(folder / name, check)
+    result = run(pytester, "-n", "2", "--xflydsl-gpus", "4,4", "--junitxml=junit.xml")
+    result.assert_outcomes(passed=2)
+    assert {f["device"] for f in figures(pytester).values()} == {"4"}
+    serial = run(pytester, "--xflydsl-gpus", "4", "--junitxml=junit.xml")  # no xdist: the first GPU
+    serial.assert_outcomes(passed=2)
+    assert {f["device"] for f in figures(pytester).values()} == {"4"}
 
 
 def test_a_cache_directory_others_can_write_is_refused(pytester, folder):

@@ -36,8 +36,9 @@ def pytest_addoption(parser):
     group.addoption("--xflydsl-cache-dir", metavar="DIR",
                     help="a disk cache the kernels of every worker share (FLYDSL_RUNTIME_CACHE_DIR, turned on)")
     group.addoption("--xflydsl-gpus", metavar="LIST",
-                    help="the GPUs workers take, e.g. 0,1 (default: CUDA_VISIBLE_DEVICES, else what nvidia-smi "
-                         "lists); 'none' runs every worker on the CPU")
+                    help="the GPUs workers take, e.g. 0,1; a GPU named twice is shared by two workers "
+                         "(default: CUDA_VISIBLE_DEVICES, else what nvidia-smi lists); 'none' runs every worker "
+                         "on the CPU")
 
 
 def pytest_configure(config):
@@ -57,7 +58,7 @@ def pytest_configure(config):
             worker_devices.check_workers(getattr(config.option, "numprocesses", None) or 1, devices)
         except worker_devices.TooManyWorkers as error:
             raise pytest.UsageError(str(error)) from None
-        device = None
+        device = worker_devices.pin(0, devices)  # a serial run: the first GPU, as worker gw0 would
     else:
         device = worker_devices.pin(int(worker.removeprefix("gw")), devices)
     config.pluginmanager.register(_Figures(device, worker is None and cache), "xflydsl-figures")

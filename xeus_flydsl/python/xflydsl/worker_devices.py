@@ -4,7 +4,9 @@ kernels it starts inherit.
 
 The policy for more workers than GPUs: an error before any worker starts (two
 workers on one GPU would time each other's kernels and share its memory
-unasked). With no GPU every worker runs on the CPU target.
+unasked). Sharing is asked for by naming a GPU more than once
+(--xflydsl-gpus 0,0: two workers on GPU 0). With no GPU every worker runs on
+the CPU target.
 """
 
 import os
@@ -39,7 +41,8 @@ def check_workers(workers, devices):
     """Raises TooManyWorkers when `workers` would not each get a GPU of `devices`."""
     if devices and workers > len(devices):
         raise TooManyWorkers(f"{workers} workers for {len(devices)} GPUs ({', '.join(devices)}): each worker takes "
-                             f"one GPU; run with -n {len(devices)} or fewer")
+                             f"one GPU; run with -n {len(devices)} or fewer, or name a GPU once per worker that "
+                             f"shares it (--xflydsl-gpus {','.join([devices[0]] * workers)})")
 
 
 def pin(worker_index, devices):
