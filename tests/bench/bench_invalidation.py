@@ -17,7 +17,6 @@
     .venv/bin/python tests/bench/bench_invalidation.py
 """
 
-import functools
 import importlib
 import statistics
 import sys
@@ -135,7 +134,7 @@ def main():
     x, y, out = (np.ones(16, np.float32) for _ in range(3))
     kinds = {"bare": "nothing watched", "values": "32 module attributes", "objects": "16 of them through objects",
              "through": "32 through objects", "computed": "8 computed attributes", "hot": "31 helpers"}
-    times = per_call_interleaved({name: functools.partial(getattr(launchers, name), x, y, out, 16) for name in kinds})
+    times = per_call_interleaved({name: getattr(launchers, name) for name in kinds}, x, y, out, 16)
     print("(1) launcher call, 16 elements, nothing changed (fastest of 9 rounds, the four alternating):")
     for name, what in kinds.items():
         entries = getattr(launchers, name)._entries()

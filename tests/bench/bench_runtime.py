@@ -32,7 +32,7 @@ from kernels.axpy import axpy  # noqa: E402
 from kernels.row_norms import row_norms  # noqa: E402
 import kernels.vector_add  # noqa: E402
 from kernels.vector_add import vector_add  # noqa: E402
-from timing import best_of, bounds_checks, mode_line, per_call, per_call_alternating  # noqa: E402
+from timing import best_of, bounds_checks, mode_line, per_call, per_call_interleaved  # noqa: E402
 
 
 @numba.njit
@@ -56,9 +56,9 @@ def launch_overhead():
     # checked path one by one; 256 fill the block, whose checks are proven.
     for n in (16, 256):
         a, b, c = (np.ones(n, np.float32) for _ in range(3))
-        best = per_call_alternating({"checked": (vector_add, lambda: flyrt.set_bounds_checks(True)),
-                                     "fast": (vector_add, lambda: flyrt.set_bounds_checks(False)),
-                                     "numba": (numba_vector_add, lambda: None)}, a, b, c, n)
+        best = per_call_interleaved({"checked": vector_add, "fast": vector_add, "numba": numba_vector_add},
+                                    a, b, c, n, before={"checked": lambda: flyrt.set_bounds_checks(True),
+                                                        "fast": lambda: flyrt.set_bounds_checks(False)})
         flyrt.set_bounds_checks(None)
         rows.append((f"launch overhead, {n} elements (us)", best["checked"] * 1e6, best["fast"] * 1e6,
                      best["numba"] * 1e6, "numba njit"))

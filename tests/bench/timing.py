@@ -41,29 +41,16 @@ def per_call(fn, *args, calls=200_000, repeats=5):
     return statistics.median(samples)
 
 
-def per_call_interleaved(calls_by_name, calls=100_000, rounds=9):
-    """Fastest seconds per call of each zero-argument callable, timed in
-    alternation (round after round) so that machine noise hits them alike."""
-    for fn in calls_by_name.values():
-        fn()
-    best = {name: float("inf") for name in calls_by_name}
+def per_call_interleaved(calls_by_name, *args, calls=100_000, rounds=9, before=None):
+    """Fastest seconds per call of each fn(*args), in blocks of `calls` taken
+    in turn, round after round, so that machine noise hits them alike;
+    before[name]() runs ahead of each of that one's blocks (a mode switch),
+    then one untimed call."""
+    before = before or {}
+    best = dict.fromkeys(calls_by_name, float("inf"))
     for _ in range(rounds):
         for name, fn in calls_by_name.items():
-            begin = time.perf_counter()
-            for _ in range(calls):
-                fn()
-            best[name] = min(best[name], (time.perf_counter() - begin) / calls)
-    return best
-
-
-def per_call_alternating(runs, *args, calls=100_000, rounds=9):
-    """Fastest seconds per call of each fn(*args), in blocks of `calls` taken in
-    turn, round after round, so that noise hits them alike; `runs` maps a name
-    to (fn, prepare): prepare() runs before each of its blocks (a mode switch)."""
-    best = dict.fromkeys(runs, float("inf"))
-    for _ in range(rounds):
-        for name, (fn, prepare) in runs.items():
-            prepare()
+            before.get(name, lambda: None)()
             fn(*args)
             begin = time.perf_counter()
             for _ in range(calls):
