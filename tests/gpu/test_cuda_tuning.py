@@ -50,6 +50,27 @@ def test_autotune_on_the_gpu_keeps_the_faster_config_for_this_gpu(work, tmp_path
     assert torch.cuda.get_device_name() in stored.read_text() and "sm_" in stored.read_text()
 
 
+class _Holder:
+    """A host function's tensors kept in an object of the caller's, as PA decode's plans keep theirs."""
+
+    def __init__(self, x):
+        self.x = x
+
+
+def test_a_host_function_hiding_its_tensors_is_timed_on_the_gpu(work):
+    """Its launches are asynchronous: the wall clock would time their host cost, alike for any work."""
+
+    @flyc.autotune(configs=[flyc.Config({"reps": 3000}), flyc.Config({"reps": 3})], key=["n"], warmup=2, rep=10)
+    def step(held, n, reps):
+        work(held.x, n, reps)
+
+    held = _Holder(torch.ones(1 << 20, device="cuda"))
+    step(held, held.x.numel())
+    timings = step.configs_timings
+    assert step.best_config == flyc.Config({"reps": 3})
+    assert timings[flyc.Config({"reps": 3000})] > 5 * timings[flyc.Config({"reps": 3})], timings
+
+
 def test_pa_decode_pages_per_work_come_from_the_tuner():
     case = make_case(seed=3, num_seqs=4, variable_lengths=True, context_length=600)
     pa._tuned_decode_step.cache_clear()

@@ -307,6 +307,25 @@ def test_do_bench_figures_as_triton_returns_them():
         do_bench(lambda: None, device="tpu")
 
 
+def test_do_bench_times_where_the_first_call_launched(monkeypatch):
+    """device=None: a function whose launches ran on the CPU is timed by the
+    wall clock even where GPU events would be the default (a GPU machine)."""
+    from flyrt.testing import do_bench
+    from flyrt.tuning import timing
+
+    def gpu_times(*_):
+        raise RuntimeError("timed by GPU events")
+
+    monkeypatch.setattr(timing, "default_device", lambda: "gpu")  # as with a GPU torch reaches
+    monkeypatch.setattr(timing, "_gpu_times", gpu_times)
+    out = np.zeros(4096, np.float32)
+    slow = do_bench(lambda: [count(out, 4096, 1) for _ in range(20)], warmup=1, rep=20, return_mode="median")
+    fast = do_bench(lambda: count(out, 4096, 1), warmup=1, rep=20, return_mode="median")
+    assert slow > 5 * fast > 0
+    with pytest.raises(RuntimeError, match="by GPU events"):  # no launch: the default decides
+        do_bench(lambda: None)
+
+
 def test_do_bench_on_a_gpu_without_one_says_what_it_needs(monkeypatch):
     from flyrt.testing import do_bench
 

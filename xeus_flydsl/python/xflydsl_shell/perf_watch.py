@@ -19,12 +19,11 @@ class Bench:
     def time(self):
         """Times the expression (do_bench's median, ms) and notes what it ran."""
         from flyrt.testing import do_bench
-        from flyrt.invalidation.registry import artifact_calls
+        from flyrt.invalidation.registry import artifact_calls, ran_since
 
         before = artifact_calls()
         self.ms = do_bench(self.fn, return_mode="median")
-        self.records = [artifact.record for key, (artifact, calls) in artifact_calls().items()
-                        if (key not in before or calls > before[key][1]) and artifact.record is not None]
+        self.records = [artifact.record for _, artifact in ran_since(before) if artifact.record is not None]
         return self.ms
 
     def replaced(self):

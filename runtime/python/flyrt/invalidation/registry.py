@@ -69,15 +69,22 @@ def launchers():
 
 
 def artifact_calls():
-    """{id: (artifact, its calls)} of every live launcher's artifacts (each
-    held, so no id is reused while compared)."""
+    """{id: (artifact, its calls, its key)} of every live launcher's
+    artifacts (each held, so no id is reused while compared)."""
     found = {}
     for launcher in launchers():
-        for _, artifact in launcher._entries():
+        for key, artifact in launcher._entries():
             hits = getattr(artifact, "hits", None)  # the FlyDSL adapter's entries count no calls
             if hits is not None:
-                found[id(artifact)] = (artifact, hits)
+                found[id(artifact)] = (artifact, hits, key)
     return found
+
+
+def ran_since(before):
+    """[(key, artifact)] of the artifacts called (or made) since `before`, an
+    artifact_calls() snapshot: what a stretch of code ran."""
+    return [(key, artifact) for found, (artifact, hits, key) in artifact_calls().items()
+            if found not in before or hits > before[found][1]]
 
 
 def clear_all(setting=None):

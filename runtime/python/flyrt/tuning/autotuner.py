@@ -16,6 +16,7 @@ import functools
 import hashlib
 import time
 import inspect
+import sys
 import traceback
 import types
 import weakref
@@ -287,7 +288,9 @@ class Autotuner:
             return TunedResult(configs[0], [Trial(configs[0], None, "the only config")], None, None)
         if not self._host and interpret_mode.wants_interpretation(self.fn):
             return TunedResult(configs[0], [Trial(configs[0], None, "interpreted: not timed")], None, None)
-        timer = (device or ("cpu",))[0]  # None: every config's call fails, and says why
+        # A host function is timed where its first call's launches ran (its tensors may hide in its
+        # arguments); a launcher where its key says. No device: every config's call fails, and says why.
+        timer = None if self._host else (device or ("cpu",))[0]
         # The call itself sees its arguments as given: what the timed calls wrote is undone.
         saved = {name: copy.deepcopy(named[name]) for name in dict.fromkeys(self.restore_value + self.reset_to_zero)}
         progress = Progress(f"autotune {self.__qualname__} [{self._describe(key)}]", len(configs))
@@ -338,8 +341,7 @@ class Autotuner:
             raise
         except Exception as error:
             return None, _problem(error), None
-        ran = [artifact.record for key, (artifact, hits) in registry.artifact_calls().items()
-               if (key not in before or hits > before[key][1]) and artifact.record is not None]
+        ran = [artifact.record for _, artifact in registry.ran_since(before) if artifact.record is not None]
         return ms, None, ran
 
     def _restore(self, named, saved):
@@ -375,15 +377,24 @@ class Autotuner:
 
 
 def _host_device(args, kwargs):
-    """Where a host function's tensors are: ("gpu", the GPU's name) when one
-    is a CUDA/ROCm torch tensor, else ("cpu", this CPU's target)."""
+    """The device a host function's result is for, as its disk key names it:
+    ("gpu", the GPU's name) when a CUDA/ROCm torch tensor is an argument,
+    else ("cpu", this CPU's target), with the GPU's name beside it where
+    launchers run on one by default (tensors its arguments hold, unseen
+    here, may well be there)."""
     for value in (*args, *kwargs.values()):
         device = getattr(value, "device", None)
         if getattr(device, "type", None) == "cuda":
             import torch
 
             return "gpu", torch.cuda.get_device_name(device)
-    return "cpu", _target_text(targets.cpu(settings.cpu_warp_size()))
+    cpu = _target_text(targets.cpu(settings.cpu_warp_size()))
+    if timing.default_device() == "gpu":
+        torch = sys.modules.get("torch")
+        gpu = torch.cuda.get_device_name() if torch is not None and torch.cuda.is_available() else \
+            targets.default_name()
+        return "cpu", f"{cpu}, beside {gpu}"
+    return "cpu", cpu
 
 
 def _target_text(target):

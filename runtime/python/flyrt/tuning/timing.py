@@ -8,6 +8,11 @@ previous call warmed). On the CPU each call is timed by the wall clock: the
 launch runs the grid and returns when it is done. Either way the first call
 (a compile) is not timed, the number of calls comes from an estimate (enough
 for `warmup` and `rep` milliseconds), and the figures are milliseconds.
+
+Which of the two, when the caller does not say: where the first call's
+launches ran. A function whose tensors hide in an object of its own still
+launches on the GPU, and timing its asynchronous launches by the wall clock
+would measure their host cost, not the kernels.
 """
 
 import sys
@@ -17,6 +22,7 @@ import numpy as np
 
 from ..drivers import cuda as cuda_driver
 from ..drivers import targets
+from ..invalidation import registry
 
 _MODES = ("min", "max", "mean", "median", "all")
 _FLUSH_BYTES = 256 << 20  # what Triton flushes with; 4x the H200's 60 MB L2
@@ -52,21 +58,34 @@ def default_device():
     return "gpu" if name == "auto" and torch is not None and torch.cuda.is_available() else "cpu"
 
 
+def launched_device(ran):
+    """"gpu" when any of the launcher artifacts in `ran` ([(key, artifact)],
+    registry.ran_since) runs on a GPU, "cpu" when they all run on the CPU,
+    None when no flyrt launcher ran (a torch or Triton call, say)."""
+    if not ran:
+        return None
+    return "gpu" if any(key[1] != targets.CPU for key, _ in ran) else "cpu"
+
+
 def do_bench(fn, warmup=25, rep=100, grad_to_none=None, quantiles=None, return_mode="mean", device=None):
     """Milliseconds per call of `fn()`: `warmup` ms of calls untimed, then
     `rep` ms of timed calls, summarized as `quantiles` or `return_mode`
     ("min", "max", "mean", "median", "all"). `device`: "gpu" (events on
     torch's current stream, the L2 flushed before each call), "cpu" (the
-    wall clock), or None (default_device(): host work on a GPU machine needs
-    "cpu"). `grad_to_none`: tensors whose .grad is cleared before each call."""
+    wall clock), or None: where the first call's flyrt launches ran, and
+    without any, default_device(). `grad_to_none`: tensors whose .grad is
+    cleared before each call."""
     _check(quantiles, return_mode)
-    device = default_device() if device is None else device
-    if device in ("gpu", "cuda", "hip"):
-        times = _gpu_times(fn, warmup, rep, grad_to_none)
-    elif device == "cpu":
+    if device not in (None, "gpu", "cuda", "hip", "cpu"):
+        raise ValueError(f"do_bench: device is 'gpu', 'cpu' or None, not {device!r}")
+    if device is None:
+        before = registry.artifact_calls()
+        fn()  # compiles; not timed
+        device = launched_device(registry.ran_since(before)) or default_device()
+    if device == "cpu":
         times = _cpu_times(fn, warmup, rep, grad_to_none)
     else:
-        raise ValueError(f"do_bench: device is 'gpu', 'cpu' or None, not {device!r}")
+        times = _gpu_times(fn, warmup, rep, grad_to_none)
     return summarize(times, quantiles, return_mode)
 
 
