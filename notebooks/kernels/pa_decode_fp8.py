@@ -14,8 +14,9 @@ length; up to 16 per block, more rows take more blocks); it stages K and V
 dequantized in shared memory up to 16 tokens at a time (8 past head size
 128), then each thread scores them and updates its online softmax (exp2)
 once per tile, keeping its output row in shared memory. Each work item leaves a
-partial output and its log-sum-exp; a second kernel combines the partials of
-each row with LSE weights and writes the query's dtype.
+partial output and its log-sum-exp; the last block to finish its part of a
+(sequence, kv head) combines that context's partials with LSE weights and
+writes the query's dtype, in the same launch.
 
 Shapes: query [num_seqs * query_length, num_q_heads, head_size]; caches
 [num_blocks, num_kv_heads, block_size, head_size] (V: [..., head_size,
@@ -36,7 +37,7 @@ from flyrt import fp8
 
 LOG2E = 1.4426950408889634
 LANES = 8
-REDUCE_STEP = 4  # partial results the reduce kernel combines per step
+REDUCE_STEP = 4  # partial results the last block to arrive combines per step
 # The matrix-unit kernel (fx.mma): None runs it on GPUs only, True everywhere
 # (the CPU computes its matrix products exactly: slow, for checking it), False never.
 USE_MMA_KERNEL = None
@@ -111,6 +112,62 @@ def _normalize(acc, row, head_size, total, out, slot, q_index, g):
         (fx.Vector.load(acc, (row, d), LANES) * inv).store(out, (slot, q_index, g, d))
 
 
+def _last_to_arrive(arrivals, index, count, ticket, thread):
+    """Whether this block is the last of the `count` that compute parts of
+    arrivals[index]'s context: every thread's partial results fenced
+    (release), then one ticket for the block; the last block's threads fence
+    (acquire) before they read the others' results, and it leaves the count
+    at 0 for the next launch. `ticket`: a shared Int32 of the block's."""
+    fx.memory_fence(scope="device", order="release")
+    fx.barrier()
+    if thread == 0:
+        taken = fx.atomic_add(arrivals, index, 1, scope="device", order="acq_rel")
+        ticket[0] = taken
+        if taken == count - 1:
+            arrivals[index] = 0
+    fx.barrier()
+    last = ticket[0] == count - 1
+    if last:
+        fx.memory_fence(scope="device", order="acquire")
+    return last
+
+
+def _combine(partial_out, partial_lse, first, count, out, seq, kv_head, first_row, row_count, thread, threads,
+             group, query_length, head_size):
+    """Writes rows first_row.. first_row + row_count (q token x q head of the group) of (seq, kv_head)'s
+    output: the LSE-weighted mean of its `count` partial rows from slot `first` on. One pass, online,
+    REDUCE_STEP partials at a time (their loads in flight together); `threads` threads share the rows,
+    LANES head dimensions at a time."""
+    end = first + count
+    for e in range(thread * LANES, row_count * head_size, threads * LANES):
+        row = first_row + e // head_size
+        d = e % head_size
+        q_index = row // group
+        g = row % group
+        peak = float("-inf")
+        weights = 0.0
+        total = fx.Vector.zeros(LANES, fx.Float32)
+        for p in range(first, end, REDUCE_STEP):
+            slots = [fx.min(p + k, end - 1) for k in range(REDUCE_STEP)]
+            lse = [fx.select(p + k < end, partial_lse[slots[k], q_index, g], float("-inf"))
+                   for k in range(REDUCE_STEP)]
+            parts = [fx.Vector.load(partial_out, (slots[k], q_index, g, d), LANES, align=16)
+                     for k in range(REDUCE_STEP)]
+            new_peak = peak
+            for k in fx.range_constexpr(REDUCE_STEP):
+                new_peak = fx.max(new_peak, lse[k])
+            base = fx.select(new_peak == float("-inf"), 0.0, new_peak)  # no visible token yet
+            rescale = fx.exp2(peak - base)
+            weights = weights * rescale
+            total = total * rescale
+            for k in fx.range_constexpr(REDUCE_STEP):
+                weight = fx.exp2(lse[k] - base)
+                weights = weights + weight
+                total = fx.fma(parts[k], weight, total)
+            peak = new_peak
+        (total / weights).store(out, (seq * query_length + q_index, kv_head * group + g, d))
+
+
 # -- the compile factory, as upstream: keyed by static arguments only ------------
 
 
@@ -124,7 +181,8 @@ def compile_pa_decode_ps(softmax_scale=None, trans_v=False, needs_mask=True, que
     def pa_decode_ps_kernel(query: fx.Tensor, key_cache: fx.Tensor, value_cache: fx.Tensor,
                             block_tables: fx.Tensor, context_lengths: fx.Tensor, k_scale: fx.Tensor,
                             v_scale: fx.Tensor, work: fx.Tensor, worker_offsets: fx.Tensor,
-                            partial_out: fx.Tensor, partial_lse: fx.Tensor,
+                            partial_out: fx.Tensor, partial_lse: fx.Tensor, partial_ranges: fx.Tensor,
+                            arrivals: fx.Tensor, out: fx.Tensor,
                             head_size: fx.Constexpr[int], block_size: fx.Constexpr[int]):
         scale = softmax_scale if fx.const_expr(softmax_scale is not None) else 1.0 / math.sqrt(head_size)
         # a thread per query row (q token, q head of the group): `block_rows` of them per block
@@ -139,6 +197,7 @@ def compile_pa_decode_ps(softmax_scale=None, trans_v=False, needs_mask=True, que
         keys = fx.shared((tile, head_size), fx.Float32)
         values = fx.shared((tile, head_size), fx.Float32)
         scores = fx.shared((block_rows, tile), fx.Float32)  # a tile's scores, then its weights
+        ticket = fx.shared((1,), fx.Int32)
         worker = fx.block_idx.x
         for item in range(worker_offsets[worker], worker_offsets[worker + 1]):
             seq = work[item, 0]
@@ -202,49 +261,18 @@ def compile_pa_decode_ps(softmax_scale=None, trans_v=False, needs_mask=True, que
             slot = work[item, 4]
             _normalize(acc, t, head_size, total, partial_out, slot, q_index, g)
             partial_lse[slot, q_index, g] = peak + fx.log2(total)
+            count = partial_ranges[seq, kv_head, 1]
+            if _last_to_arrive(arrivals, (seq, kv_head, fx.block_idx.y), count, ticket, t):
+                _combine(partial_out, partial_lse, partial_ranges[seq, kv_head, 0], count, out, seq, kv_head,
+                         fx.block_idx.y * block_rows, block_rows, t, block_rows, group, query_length, head_size)
             fx.barrier()
-
-    @flyc.kernel
-    def pa_reduce_kernel(partial_out: fx.Tensor, partial_lse: fx.Tensor, partial_ranges: fx.Tensor,
-                         out: fx.Tensor, head_size: fx.Constexpr[int]):
-        # a block per (sequence, query token, q head), a thread per head dimension
-        q_heads = out.shape[1]
-        q_row = fx.block_idx.x // q_heads
-        q_head = fx.block_idx.x % q_heads
-        d = fx.thread_idx.x
-        seq = q_row // query_length
-        q_index = q_row % query_length
-        kv_head = q_head // group
-        g = q_head % group
-        first = partial_ranges[seq, kv_head, 0]
-        end = first + partial_ranges[seq, kv_head, 1]
-        # one pass, online, REDUCE_STEP partials at a time (their loads in flight together)
-        peak = float("-inf")
-        weights = 0.0
-        total = 0.0
-        for p in range(first, end, REDUCE_STEP):
-            slots = [fx.min(p + k, end - 1) for k in range(REDUCE_STEP)]
-            lse = [fx.select(p + k < end, partial_lse[slots[k], q_index, g], float("-inf")) for k in range(REDUCE_STEP)]
-            parts = [partial_out[slots[k], q_index, g, d] for k in range(REDUCE_STEP)]
-            new_peak = peak
-            for k in fx.range_constexpr(REDUCE_STEP):
-                new_peak = fx.max(new_peak, lse[k])
-            base = fx.select(new_peak == float("-inf"), 0.0, new_peak)  # no visible token yet
-            rescale = fx.exp2(peak - base)
-            weights = weights * rescale
-            total = total * rescale
-            for k in fx.range_constexpr(REDUCE_STEP):
-                weight = fx.exp2(lse[k] - base)
-                weights = weights + weight
-                total = total + weight * parts[k]
-            peak = new_peak
-        out[q_row, q_head, d] = total / weights
 
     @flyc.kernel(known_block_size=(32, 1, 1), min_blocks_per_sm=MMA_BLOCKS_PER_SM[fp8_format])
     def pa_decode_mma_kernel(query: fx.Tensor, key_cache: fx.Tensor, value_cache: fx.Tensor,
                              block_tables: fx.Tensor, context_lengths: fx.Tensor, k_scale: fx.Tensor,
                              v_scale: fx.Tensor, work: fx.Tensor, worker_offsets: fx.Tensor,
-                             partial_out: fx.Tensor, partial_lse: fx.Tensor,
+                             partial_out: fx.Tensor, partial_lse: fx.Tensor, partial_ranges: fx.Tensor,
+                             arrivals: fx.Tensor, out: fx.Tensor,
                              head_size: fx.Constexpr[int], block_size: fx.Constexpr[int]):
         # One warp per block; its lanes as the matrix units see them: gq = lane // 4, tq = lane % 4.
         scale = softmax_scale if fx.const_expr(softmax_scale is not None) else 1.0 / math.sqrt(head_size)
@@ -254,6 +282,7 @@ def compile_pa_decode_ps(softmax_scale=None, trans_v=False, needs_mask=True, que
         steps = head_size // 16  # along the head dimension, 16 at a time
         chunks = head_size // 64  # of the 16 bytes a lane loads from a key row
         q_rows = fx.shared((16, head_size), fx.Float32)
+        ticket = fx.shared((1,), fx.Int32)
         for item in range(worker_offsets[fx.block_idx.x], worker_offsets[fx.block_idx.x + 1]):
             seq = work[item, 0]
             kv_head = work[item, 1]
@@ -331,7 +360,11 @@ def compile_pa_decode_ps(softmax_scale=None, trans_v=False, needs_mask=True, que
                     partial_lse[slot, gq // group, gq % group] = peak_a + fx.log2(total_a)
                 if gq + 8 < rows:
                     partial_lse[slot, (gq + 8) // group, (gq + 8) % group] = peak_b + fx.log2(total_b)
-            fx.barrier()  # every lane done with q_rows before the next item overwrites them
+            # (its barriers: every lane done with q_rows before the next item overwrites them)
+            count = partial_ranges[seq, kv_head, 1]
+            if _last_to_arrive(arrivals, (seq, kv_head, 0), count, ticket, lane):
+                _combine(partial_out, partial_lse, partial_ranges[seq, kv_head, 0], count, out, seq, kv_head, 0,
+                         rows, lane, 32, group, query_length, head_size)
 
     use_mma = rows <= 16 and not trans_v
 
@@ -340,19 +373,18 @@ def compile_pa_decode_ps(softmax_scale=None, trans_v=False, needs_mask=True, que
                             block_tables: fx.Tensor, context_lengths: fx.Tensor, k_scale: fx.Tensor,
                             v_scale: fx.Tensor, work: fx.Tensor, worker_offsets: fx.Tensor,
                             partial_out: fx.Tensor, partial_lse: fx.Tensor, partial_ranges: fx.Tensor,
-                            out: fx.Tensor, head_size: fx.Constexpr[int], block_size: fx.Constexpr[int]):
+                            arrivals: fx.Tensor, out: fx.Tensor, head_size: fx.Constexpr[int],
+                            block_size: fx.Constexpr[int]):
         workers = worker_offsets.shape[0] - 1
         if fx.const_expr(_mma_kernel_wanted() and use_mma and head_size in (64, 128) and block_size == 16):
             pa_decode_mma_kernel(query, key_cache, value_cache, block_tables, context_lengths, k_scale, v_scale,
-                                 work, worker_offsets, partial_out, partial_lse, head_size, block_size).launch(
-                grid=(workers,), block=(32,))
+                                 work, worker_offsets, partial_out, partial_lse, partial_ranges, arrivals, out,
+                                 head_size, block_size).launch(grid=(workers,), block=(32,))
         else:
             block_rows = _ps_tiles(rows, head_size, block_size)[0]
             pa_decode_ps_kernel(query, key_cache, value_cache, block_tables, context_lengths, k_scale, v_scale,
-                                work, worker_offsets, partial_out, partial_lse, head_size, block_size).launch(
-                grid=(workers, rows // block_rows), block=(block_rows,))
-        pa_reduce_kernel(partial_out, partial_lse, partial_ranges, out, head_size).launch(
-            grid=(out.shape[0] * out.shape[1],), block=(head_size,))
+                                work, worker_offsets, partial_out, partial_lse, partial_ranges, arrivals, out,
+                                head_size, block_size).launch(grid=(workers, rows // block_rows), block=(block_rows,))
 
     return {"launch": launch_pa_decode_ps, "kernel": pa_decode_ps_kernel}
 
@@ -491,10 +523,22 @@ def _decode_plan(query, key_cache, value_cache, block_tables, context_lengths, k
     work, offsets, ranges = build_work_list(lengths, num_kv_heads, block_size, workers or 8, pages_per_work)
     partial_out = on(np.zeros((len(work), query_length, group, head_size), np.float32))
     partial_lse = on(np.zeros((len(work), query_length, group), np.float32))
+    # blocks arrived per (sequence, kv head, block of query rows); each launch leaves them at 0
+    arrivals = on(np.zeros((len(lengths), num_kv_heads, group * query_length), np.int32))
     launch = compile_pa_decode_ps(softmax_scale, trans_v, True, group, per_token_kv, query_length, fmt)["launch"]
     args = (query, key_cache, value_cache, block_tables, on(lengths.astype(np.int32)), k_scale, v_scale, on(work),
-            on(offsets), partial_out, partial_lse, on(ranges), out, head_size, block_size)
-    return functools.partial(launch, *args), out
+            on(offsets), partial_out, partial_lse, on(ranges), arrivals, out, head_size, block_size)
+
+    def run():
+        try:
+            launch(*args)
+        except BaseException:
+            # A launch that stopped part way (an interrupt, a reported index on the CPU) leaves counts
+            # behind, which would make the next run's last block another one.
+            arrivals[...] = 0
+            raise
+
+    return run, out
 
 
 def _multiprocessors(query):

@@ -1,7 +1,9 @@
 """Paged-attention decode (FP8 KV cache) against the numpy reference, with
 upstream's tolerance rule, across its options."""
 
+import _thread
 import sys
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -36,6 +38,37 @@ def test_pa_decode_matches_the_reference(name):
     assert out.dtype == case["query"].dtype
     ok, max_diff, max_relative = check(out, pa_decode_reference(**case), variable)
     assert ok, f"max_diff {max_diff:.3e}, max |out - ref| / (1 + |ref|) {max_relative:.3e}"
+
+
+def test_a_plan_run_again_writes_every_output_each_time():
+    """One launch: the last block of a context to arrive combines its partials, found by counts that each
+    launch leaves at 0, so the same plan runs again right (every output rewritten)."""
+    case = make_case(seed=4, num_seqs=3, context_length=200)
+    run, out = pa.pa_decode_ps_prepare(**case, workers=5)
+    for _ in range(3):
+        out[...] = np.nan
+        run()
+        ok, max_diff, _ = check(out, pa_decode_reference(**case))
+        assert ok, max_diff
+
+
+def test_a_step_an_interrupt_stopped_part_way_leaves_the_next_one_right(ctrl_c):
+    """The blocks that finished before the interrupt leave their counts behind: the step clears them, or the
+    next run's last block would be another one, and some of its outputs never written."""
+    case = make_case(seed=6, num_seqs=4, context_length=64)
+    pages = 320_000  # the same four pages over and over: a launch of about two seconds here
+    case["block_tables"] = np.tile(case["block_tables"][:, :4], (1, pages // 4))
+    case["context_lengths"] = np.full(4, 16 * pages, np.int32)
+    run, out = pa.pa_decode_ps_prepare(**case, workers=16)
+    timer = threading.Timer(0.5, _thread.interrupt_main)
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        run()
+    out[...] = np.nan
+    run()
+    fresh, expected = pa.pa_decode_ps_prepare(**case, workers=16)
+    fresh()
+    np.testing.assert_array_equal(out, expected)
 
 
 def test_bfloat16_query_through_torch():
