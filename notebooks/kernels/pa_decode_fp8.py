@@ -41,10 +41,14 @@ REDUCE_STEP = 4  # partial results the last block to arrive combines per step
 # The matrix-unit kernel (fx.mma): None runs it on GPUs only, True everywhere
 # (the CPU computes its matrix products exactly: slow, for checking it), False never.
 USE_MMA_KERNEL = None
-# its single-warp blocks a multiprocessor holds at once: on NVIDIA GPUs 128 registers each (e4m3fnuz,
-# whose rare special codes take a branch, 168); on AMD's (a 64-lane wave per block, whose registers
-# the matrix units' accumulators share) 2 waves per SIMD, the most at which it needs no scratch
-MMA_BLOCKS_PER_SM = {"e4m3fn": {"nvptx": 16, "amdgpu": 8}, "e4m3fnuz": {"nvptx": 12, "amdgpu": 8}}
+# its single-warp blocks a multiprocessor holds at once, per FP8 format and stages (below): on NVIDIA
+# GPUs the most at which ptxas keeps it out of local memory (12: 168 registers; 8: 255), but for
+# e4m3fnuz's single stage (24 bytes spilled at 12, as its rare special codes' branch had before); on
+# AMD's (a 64-lane wave per block, whose registers the matrix units' accumulators share) 2 waves per
+# SIMD, the most at which it needs no scratch
+MMA_BLOCKS_PER_SM = {("e4m3fn", 1): {"nvptx": 12, "amdgpu": 8}, ("e4m3fn", 2): {"nvptx": 12, "amdgpu": 8},
+                     ("e4m3fn", 3): {"nvptx": 12, "amdgpu": 8}, ("e4m3fnuz", 1): {"nvptx": 12, "amdgpu": 8},
+                     ("e4m3fnuz", 2): {"nvptx": 8, "amdgpu": 8}, ("e4m3fnuz", 3): {"nvptx": 8, "amdgpu": 8}}
 
 
 # -- helpers the kernel calls (module level, as upstream) ------------------------
@@ -75,6 +79,48 @@ def _q_fragment(q_rows, rows, gq, tq, step):
     return fx.Vector.from_elements([
         fx.select(gq + 8 * ((i // 2) % 2) < rows, q_rows[gq + 8 * ((i // 2) % 2), first + (i % 2) + 2 * (i // 4)],
                   0.0).to(fx.Float16) for i in range(8)])
+
+
+def _page_bytes(key_cache, value_cache, block, kv_head, gq, tq, head_size):
+    """What a lane of the matrix-unit kernel reads of one page, as stored (FP8 bytes, converted where used):
+    keys[half][chunk] (token 8 half + gq, 16 bytes at head dimension 64 chunk + 16 tq), and the V rows of
+    tokens 2 tq + r % 2 + 8 (r // 2) from head dimension (head_size / 8) gq on."""
+    keys = [[fx.Vector.load(key_cache, (block, kv_head, 8 * half + gq, 64 * c + 16 * tq), 16, align=16)
+             for c in range(head_size // 64)] for half in range(2)]
+    v_rows = [fx.Vector.load(value_cache, (block, kv_head, 2 * tq + r % 2 + 8 * (r // 2), (head_size // 8) * gq),
+                             head_size // 8, align=head_size // 8) for r in range(4)]
+    return keys, v_rows
+
+
+def _copy_page(stage, key_cache, value_cache, block, kv_head, lane, gq, tq, head_size, valid):
+    """Starts copying what _page_bytes reads into the lane's row of shared array `stage` (keys first, the
+    V rows from head_size / 2 on), one group of async copies; nothing is read where `valid` is false."""
+    chunks = head_size // 64
+    for half in range(2):
+        for c in range(chunks):
+            fx.async_copy(stage, (lane, 16 * (chunks * half + c)), key_cache,
+                          (block, kv_head, 8 * half + gq, 64 * c + 16 * tq), lanes=16, mask=valid)
+    for r in range(4):
+        fx.async_copy(stage, (lane, head_size // 2 + (head_size // 8) * r), value_cache,
+                      (block, kv_head, 2 * tq + r % 2 + 8 * (r // 2), (head_size // 8) * gq),
+                      lanes=head_size // 8, mask=valid)
+    fx.async_commit()
+
+
+def _staged_bytes(stage, lane, head_size):
+    """_page_bytes's keys and V rows, from the lane's row of `stage` (_copy_page)."""
+    chunks = head_size // 64
+    keys = [[fx.Vector.load(stage, (lane, 16 * (chunks * half + c)), 16, align=16) for c in range(chunks)]
+            for half in range(2)]
+    v_rows = [fx.Vector.load(stage, (lane, head_size // 2 + (head_size // 8) * r), head_size // 8,
+                             align=head_size // 8) for r in range(4)]
+    return keys, v_rows
+
+
+def _token_scales(k_scale, v_scale, block, kv_head, tq):
+    """A lane's per-token scales of one page: its scores' and weights' (tokens 8 (k // 4) + 2 tq + k % 2)."""
+    tokens = [8 * (k // 4) + 2 * tq + k % 2 for k in range(8)]
+    return [k_scale[block, kv_head, t] for t in tokens], [v_scale[block, kv_head, t] for t in tokens]
 
 
 def _mma_kernel_wanted():
@@ -110,6 +156,11 @@ def _normalize(acc, row, head_size, total, out, slot, q_index, g):
     inv = fx.select(total > 0.0, 1.0 / total, 0.0)
     for d in range(0, head_size, LANES):
         (fx.Vector.load(acc, (row, d), LANES) * inv).store(out, (slot, q_index, g, d))
+
+
+def _combine_threads(rows, head_size):
+    """Threads of the combine kernel's blocks: one per LANES of a (sequence, kv head)'s outputs, up to 128."""
+    return min(128, rows * head_size // LANES)
 
 
 def _last_to_arrive(arrivals, index, count, ticket, thread):
@@ -267,22 +318,25 @@ def compile_pa_decode_ps(softmax_scale=None, trans_v=False, needs_mask=True, que
                          fx.block_idx.y * block_rows, block_rows, t, block_rows, group, query_length, head_size)
             fx.barrier()
 
-    @flyc.kernel(known_block_size=(32, 1, 1), min_blocks_per_sm=MMA_BLOCKS_PER_SM[fp8_format])
+    @flyc.kernel(known_block_size=(32, 1, 1))
     def pa_decode_mma_kernel(query: fx.Tensor, key_cache: fx.Tensor, value_cache: fx.Tensor,
                              block_tables: fx.Tensor, context_lengths: fx.Tensor, k_scale: fx.Tensor,
                              v_scale: fx.Tensor, work: fx.Tensor, worker_offsets: fx.Tensor,
                              partial_out: fx.Tensor, partial_lse: fx.Tensor, partial_ranges: fx.Tensor,
-                             arrivals: fx.Tensor, out: fx.Tensor,
-                             head_size: fx.Constexpr[int], block_size: fx.Constexpr[int]):
+                             arrivals: fx.Tensor, out: fx.Tensor, head_size: fx.Constexpr[int],
+                             block_size: fx.Constexpr[int], stages: fx.Constexpr[int],
+                             one_launch: fx.Constexpr[bool]):
         # One warp per block; its lanes as the matrix units see them: gq = lane // 4, tq = lane % 4.
         scale = softmax_scale if fx.const_expr(softmax_scale is not None) else 1.0 / math.sqrt(head_size)
         lane = fx.thread_idx.x
         gq = lane // 4
         tq = lane % 4
         steps = head_size // 16  # along the head dimension, 16 at a time
-        chunks = head_size // 64  # of the 16 bytes a lane loads from a key row
-        q_rows = fx.shared((16, head_size), fx.Float32)
+        q_rows = fx.shared((16, head_size), fx.Float16)  # as the matrix units take them, read every page
         ticket = fx.shared((1,), fx.Int32)
+        # a lane's row of each stage: head_size bytes and 16 more, so that the lanes' 16-byte reads of a
+        # quarter warp fall in different banks
+        staged = [fx.shared((32, head_size + 16), key_cache.dtype) for _ in range(stages if stages > 1 else 0)]
         for item in range(worker_offsets[fx.block_idx.x], worker_offsets[fx.block_idx.x + 1]):
             seq = work[item, 0]
             kv_head = work[item, 1]
@@ -295,54 +349,83 @@ def compile_pa_decode_ps(softmax_scale=None, trans_v=False, needs_mask=True, que
             peak_a = peak_b = float("-inf")  # rows gq and gq + 8
             sum_a = sum_b = 0.0  # this lane's share of their softmax denominators
             out_frags = [fx.Vector.zeros(4, fx.Float32) for _ in range(head_size // 8)]
-            for page in range(work[item, 2], work[item, 3]):
-                block = block_tables[seq, page]
-                scores = []
-                for half in fx.range_constexpr(2):  # tokens 8 half + gq of the page, as B fragments
-                    token = 8 * half + gq
-                    keys = [fx.Vector.load(key_cache, (block, kv_head, token, 64 * c + 16 * tq), 16, align=16)
-                            .to(fx.Float16) for c in range(chunks)]
-                    acc = fx.Vector.zeros(4, fx.Float32)
-                    for st in fx.range_constexpr(steps):
-                        b = fx.Vector.from_elements([keys[st // 4][4 * (st % 4) + i] for i in range(4)])
-                        acc = fx.mma(_q_fragment(q_rows, rows, gq, tq, st), b, acc)
-                    scores.append(acc)
-                # this lane's scores: rows gq (i < 2) and gq + 8, tokens 8 half + 2 tq + i % 2
-                values = []
-                for half in fx.range_constexpr(2):
-                    for i in fx.range_constexpr(4):
-                        token = 8 * half + 2 * tq + i % 2
-                        score = scores[half][i]
+            first_page = work[item, 2]
+            end_page = work[item, 3]
+            # With stages > 1 a lane keeps stages - 1 pages' bytes in flight (async copies into shared memory,
+            # each stage an array of its own) and computes on the oldest; with 1 it loads each page as it
+            # computes it. Either way the block-table entries are read a page ahead.
+            ahead = stages - 1
+            upcoming = block_tables[seq, first_page]
+            held = [upcoming] * stages  # the block of the page each stage holds
+            for a in fx.range_constexpr(ahead):
+                page = first_page + a
+                _copy_page(staged[a], key_cache, value_cache, upcoming, kv_head, lane, gq, tq, head_size,
+                           page < end_page)
+                held = [upcoming if i == a else b for i, b in enumerate(held)]
+                upcoming = block_tables[seq, fx.min(page + 1, end_page - 1)]
+            for base in range(first_page, end_page, stages):
+                for at in fx.range_constexpr(stages):
+                    page = base + at
+                    if fx.const_expr(stages == 1):
+                        block = upcoming
+                        upcoming = block_tables[seq, fx.min(page + 1, end_page - 1)]
+                        key_bytes, v_bytes = _page_bytes(key_cache, value_cache, block, kv_head, gq, tq, head_size)
+                    else:
+                        into = (at + ahead) % stages  # the stage computed on a page ago
+                        _copy_page(staged[into], key_cache, value_cache, upcoming, kv_head, lane, gq, tq, head_size,
+                                   page + ahead < end_page)
+                        held = [upcoming if i == into else b for i, b in enumerate(held)]
+                        upcoming = block_tables[seq, fx.min(page + ahead + 1, end_page - 1)]
+                        fx.async_wait(ahead)  # the oldest group, this page's, has landed
+                        block = held[at]
+                        key_bytes, v_bytes = _staged_bytes(staged[at], lane, head_size)
+                    live = page < end_page if fx.const_expr(stages > 1) else True  # a step's pages past the item's
+                    if live:
                         if fx.const_expr(per_token_kv):
-                            score = score * k_scale[block, kv_head, token]
-                        if fx.const_expr(needs_mask):
-                            row = gq + 8 * (i // 2)
-                            visible = _visible(page * block_size + token, context_length, query_length, row // group)
-                            score = fx.select(visible, score, float("-inf"))
-                        values.append(score)
-                new_a = _group_max(fx.max(fx.max(values[0], values[1]), fx.max(values[4], values[5])), peak_a)
-                new_b = _group_max(fx.max(fx.max(values[2], values[3]), fx.max(values[6], values[7])), peak_b)
-                base_a = fx.select(new_a == float("-inf"), 0.0, new_a)
-                base_b = fx.select(new_b == float("-inf"), 0.0, new_b)
-                rescale_a = fx.exp2(peak_a - base_a)
-                rescale_b = fx.exp2(peak_b - base_b)
-                weights = [fx.exp2(v - (base_a if (k % 4) < 2 else base_b)) for k, v in enumerate(values)]
-                sum_a = sum_a * rescale_a + weights[0] + weights[1] + weights[4] + weights[5]
-                sum_b = sum_b * rescale_b + weights[2] + weights[3] + weights[6] + weights[7]
-                peak_a, peak_b = new_a, new_b
-                if fx.const_expr(per_token_kv):
-                    weights = [w * v_scale[block, kv_head, 8 * (k // 4) + 2 * tq + k % 2]
-                               for k, w in enumerate(weights)]
-                # the weights as an A fragment (16 rows x 16 tokens)
-                p_frag = fx.Vector.from_elements([weights[4 * (i // 4) + (i % 2) + 2 * ((i // 2) % 2)].to(fx.Float16)
-                                                  for i in range(8)])
-                # V rows of tokens 2 tq + r % 2 + 8 (r // 2), head dimensions (head_size / 8) gq on
-                v_rows = [fx.Vector.load(value_cache, (block, kv_head, 2 * tq + r % 2 + 8 * (r // 2),
-                                                       (head_size // 8) * gq),
-                                         head_size // 8, align=head_size // 8).to(fx.Float16) for r in range(4)]
-                rescale = fx.Vector.from_elements([rescale_a, rescale_a, rescale_b, rescale_b])
-                out_frags = [fx.mma(p_frag, fx.Vector.from_elements([v_rows[r][j] for r in range(4)]), o * rescale)
-                             for j, o in enumerate(out_frags)]
+                            k_scales, v_scales = _token_scales(k_scale, v_scale, block, kv_head, tq)
+                        scores = []
+                        for half in fx.range_constexpr(2):  # tokens 8 half + gq of the page, as B fragments
+                            keys = [chunk.to(fx.Float16) for chunk in key_bytes[half]]
+                            acc = fx.Vector.zeros(4, fx.Float32)
+                            for st in fx.range_constexpr(steps):
+                                b = fx.Vector.from_elements([keys[st // 4][4 * (st % 4) + i] for i in range(4)])
+                                acc = fx.mma(_q_fragment(q_rows, rows, gq, tq, st), b, acc)
+                            scores.append(acc)
+                        # this lane's scores: rows gq (i < 2) and gq + 8, tokens 8 half + 2 tq + i % 2
+                        values = []
+                        for half in fx.range_constexpr(2):
+                            for i in fx.range_constexpr(4):
+                                token = 8 * half + 2 * tq + i % 2
+                                score = scores[half][i]
+                                if fx.const_expr(per_token_kv):
+                                    score = score * k_scales[4 * half + i]
+                                if fx.const_expr(needs_mask):
+                                    row = gq + 8 * (i // 2)
+                                    visible = _visible(page * block_size + token, context_length, query_length,
+                                                       row // group)
+                                    score = fx.select(visible, score, float("-inf"))
+                                values.append(score)
+                        new_a = _group_max(fx.max(fx.max(values[0], values[1]), fx.max(values[4], values[5])), peak_a)
+                        new_b = _group_max(fx.max(fx.max(values[2], values[3]), fx.max(values[6], values[7])), peak_b)
+                        base_a = fx.select(new_a == float("-inf"), 0.0, new_a)
+                        base_b = fx.select(new_b == float("-inf"), 0.0, new_b)
+                        rescale_a = fx.exp2(peak_a - base_a)
+                        rescale_b = fx.exp2(peak_b - base_b)
+                        weights = [fx.exp2(v - (base_a if (k % 4) < 2 else base_b)) for k, v in enumerate(values)]
+                        sum_a = sum_a * rescale_a + weights[0] + weights[1] + weights[4] + weights[5]
+                        sum_b = sum_b * rescale_b + weights[2] + weights[3] + weights[6] + weights[7]
+                        peak_a, peak_b = new_a, new_b
+                        if fx.const_expr(per_token_kv):
+                            weights = [w * v_scales[k] for k, w in enumerate(weights)]
+                        # the weights as an A fragment (16 rows x 16 tokens)
+                        p_frag = fx.Vector.from_elements([weights[4 * (i // 4) + (i % 2) + 2 * ((i // 2) % 2)]
+                                                          .to(fx.Float16) for i in range(8)])
+                        v_rows = [row.to(fx.Float16) for row in v_bytes]
+                        rescale = fx.Vector.from_elements([rescale_a, rescale_a, rescale_b, rescale_b])
+                        out_frags = [fx.mma(p_frag, fx.Vector.from_elements([v_rows[r][c] for r in range(4)]),
+                                            o * rescale) for c, o in enumerate(out_frags)]
+            if fx.const_expr(stages > 1):
+                fx.async_wait(0)  # the copies past the item's pages (masked: zeros) land before the next item's
             total_a = _group_sum(sum_a)
             total_b = _group_sum(sum_b)
             slot = work[item, 4]
@@ -360,11 +443,24 @@ def compile_pa_decode_ps(softmax_scale=None, trans_v=False, needs_mask=True, que
                     partial_lse[slot, gq // group, gq % group] = peak_a + fx.log2(total_a)
                 if gq + 8 < rows:
                     partial_lse[slot, (gq + 8) // group, (gq + 8) % group] = peak_b + fx.log2(total_b)
-            # (its barriers: every lane done with q_rows before the next item overwrites them)
-            count = partial_ranges[seq, kv_head, 1]
-            if _last_to_arrive(arrivals, (seq, kv_head, 0), count, ticket, lane):
-                _combine(partial_out, partial_lse, partial_ranges[seq, kv_head, 0], count, out, seq, kv_head, 0,
-                         rows, lane, 32, group, query_length, head_size)
+            if fx.const_expr(one_launch):
+                # (its barriers: every lane done with q_rows before the next item overwrites them)
+                count = partial_ranges[seq, kv_head, 1]
+                if _last_to_arrive(arrivals, (seq, kv_head, 0), count, ticket, lane):
+                    _combine(partial_out, partial_lse, partial_ranges[seq, kv_head, 0], count, out, seq, kv_head, 0,
+                             rows, lane, 32, group, query_length, head_size)
+            else:
+                fx.barrier()  # every lane done with q_rows before the next item overwrites them
+
+    @flyc.kernel
+    def pa_combine_kernel(partial_out: fx.Tensor, partial_lse: fx.Tensor, partial_ranges: fx.Tensor,
+                          out: fx.Tensor, head_size: fx.Constexpr[int]):
+        # a block per (sequence, kv head), its threads sharing the group's rows
+        seq = fx.block_idx.x
+        kv_head = fx.block_idx.y
+        _combine(partial_out, partial_lse, partial_ranges[seq, kv_head, 0], partial_ranges[seq, kv_head, 1], out,
+                 seq, kv_head, 0, rows, fx.thread_idx.x, _combine_threads(rows, head_size), group, query_length,
+                 head_size)
 
     use_mma = rows <= 16 and not trans_v
 
@@ -374,12 +470,17 @@ def compile_pa_decode_ps(softmax_scale=None, trans_v=False, needs_mask=True, que
                             v_scale: fx.Tensor, work: fx.Tensor, worker_offsets: fx.Tensor,
                             partial_out: fx.Tensor, partial_lse: fx.Tensor, partial_ranges: fx.Tensor,
                             arrivals: fx.Tensor, out: fx.Tensor, head_size: fx.Constexpr[int],
-                            block_size: fx.Constexpr[int]):
+                            block_size: fx.Constexpr[int], stages: fx.Constexpr[int] = 1,
+                            one_launch: fx.Constexpr[bool] = True):
         workers = worker_offsets.shape[0] - 1
         if fx.const_expr(_mma_kernel_wanted() and use_mma and head_size in (64, 128) and block_size == 16):
             pa_decode_mma_kernel(query, key_cache, value_cache, block_tables, context_lengths, k_scale, v_scale,
                                  work, worker_offsets, partial_out, partial_lse, partial_ranges, arrivals, out,
-                                 head_size, block_size).launch(grid=(workers,), block=(32,))
+                                 head_size, block_size, stages, one_launch).launch(
+                grid=(workers,), block=(32,), min_blocks_per_sm=MMA_BLOCKS_PER_SM[fp8_format, stages])
+            if fx.const_expr(not one_launch):
+                pa_combine_kernel(partial_out, partial_lse, partial_ranges, out, head_size).launch(
+                    grid=(partial_ranges.shape[0], partial_ranges.shape[1]), block=(_combine_threads(rows, head_size),))
         else:
             block_rows = _ps_tiles(rows, head_size, block_size)[0]
             pa_decode_ps_kernel(query, key_cache, value_cache, block_tables, context_lengths, k_scale, v_scale,
@@ -433,43 +534,53 @@ PAGES_PER_WORK = (4, 8, 16, 32)
 # caller leaves `workers` to it); DEFAULT_BLOCKS_PER_SM where it does not.
 BLOCKS_PER_SM = (2, 4, 8, 16)
 DEFAULT_BLOCKS_PER_SM = 16
+# And on a GPU, how the matrix-unit kernel goes: with how many stages of shared memory (1: no async
+# copies; 2 or 3: 1 or 2 pages in flight), and whether its last block to arrive combines the partials
+# (one launch) or a kernel of its own does (wider).
+STAGES = (1, 2, 3)
+ONE_LAUNCH = (True, False)
 
 
 class _DecodeInputs:
-    """One decode step's arguments, and the plan built for each choice (the
-    tuner times each plan's run, not the building of it)."""
+    """One decode step's arguments, and what was built for each choice (the
+    tuner times each choice's run, not the building of it)."""
 
     def __init__(self, arguments):
-        self.arguments, self.plans = arguments, {}
+        self.arguments, self.buffers, self.plans = arguments, {}, {}
 
 
-def _plan_for(inputs, pages_per_work, blocks_per_sm):
-    plan = inputs.plans.get((pages_per_work, blocks_per_sm))
+def _plan_for(inputs, pages_per_work, blocks_per_sm, stages, one_launch):
+    choice = (pages_per_work, blocks_per_sm, stages, one_launch)
+    plan = inputs.plans.get(choice)
     if plan is None:
-        arguments = dict(inputs.arguments)
-        if arguments["workers"] is None and getattr(arguments["query"], "is_cuda", False):
-            arguments["workers"] = blocks_per_sm * _multiprocessors(arguments["query"])
-        plan = inputs.plans[pages_per_work, blocks_per_sm] = _decode_plan(**arguments,
-                                                                           pages_per_work=pages_per_work)[0]
+        buffers = inputs.buffers.get(choice[:2])
+        if buffers is None:  # the work list and partial results, shared by the kernel's variants
+            arguments = dict(inputs.arguments)
+            if arguments["workers"] is None and getattr(arguments["query"], "is_cuda", False):
+                arguments["workers"] = blocks_per_sm * _multiprocessors(arguments["query"])
+            buffers = inputs.buffers[choice[:2]] = _decode_buffers(**arguments, pages_per_work=pages_per_work)
+        plan = inputs.plans[choice] = _runner(buffers, stages, one_launch)
     return plan
 
 
 def _split_choices(configs, named):
-    """The split is a GPU's choice, and only when the caller left `workers` to it."""
+    """The split is a GPU's choice, and only when the caller left `workers` to it; the matrix-unit
+    kernel's variants, a GPU's."""
     *_, on_gpu, workers = named["layout"]
     open_split = on_gpu and workers is None
-    return [c for c in configs if open_split or c.kwargs["blocks_per_sm"] == DEFAULT_BLOCKS_PER_SM]
+    return [c for c in configs if (open_split or c.kwargs["blocks_per_sm"] == DEFAULT_BLOCKS_PER_SM)
+            and (on_gpu or (c.kwargs["stages"], c.kwargs["one_launch"]) == (1, True))]
 
 
-# 16 configs on a GPU: 25 ms of timing each keeps a layout's tuning near half a second.
-@flyc.autotune(configs=[flyc.Config({"pages_per_work": p, "blocks_per_sm": b})
-                        for p in PAGES_PER_WORK for b in BLOCKS_PER_SM],
+# 64 configs on a GPU: 25 ms of timing each keeps a layout's tuning near two seconds.
+@flyc.autotune(configs=[flyc.Config({"pages_per_work": p, "blocks_per_sm": b, "stages": s,
+                                     "one_launch": one})
+                        for p in PAGES_PER_WORK for b in BLOCKS_PER_SM for s in STAGES for one in ONE_LAUNCH],
                key=["layout"], prune_configs_by={"early_config_prune": _split_choices}, warmup=5, rep=25)
-def _tuned_decode_step(inputs, layout, pages_per_work, blocks_per_sm):
-    """One decode step with `pages_per_work` and `blocks_per_sm`:
-    flyc.autotune keeps the fastest per batch layout, and tunes again when the
-    kernels or this module's host code change."""
-    _plan_for(inputs, pages_per_work, blocks_per_sm)()
+def _tuned_decode_step(inputs, layout, pages_per_work, blocks_per_sm, stages, one_launch):
+    """One decode step with this choice: flyc.autotune keeps the fastest per batch layout, and tunes again
+    when the kernels or this module's host code change."""
+    _plan_for(inputs, pages_per_work, blocks_per_sm, stages, one_launch)()
 
 
 def pa_decode_ps_prepare(query, key_cache, value_cache, block_tables, context_lengths, k_scale, v_scale,
@@ -499,12 +610,13 @@ def pa_decode_ps_prepare(query, key_cache, value_cache, block_tables, context_le
                   getattr(query, "is_cuda", False), workers)
         _tuned_decode_step(inputs, layout)
         return _plan_for(inputs, **_tuned_decode_step.best_config.kwargs), out
-    return _decode_plan(**arguments, pages_per_work=pages_per_work)
+    return _runner(_decode_buffers(**arguments, pages_per_work=pages_per_work)), out
 
 
-def _decode_plan(query, key_cache, value_cache, block_tables, context_lengths, k_scale, v_scale, softmax_scale,
-                 trans_v, query_length, workers, pages_per_work, out):
-    """(run, out) of a decode step with `pages_per_work` (None: about two work items per worker)."""
+def _decode_buffers(query, key_cache, value_cache, block_tables, context_lengths, k_scale, v_scale, softmax_scale,
+                    trans_v, query_length, workers, pages_per_work, out):
+    """(launcher, its arguments, the arrival counts) of a decode step with `pages_per_work` (None: about two
+    work items per worker)."""
     _, num_q_heads, head_size = query.shape
     _, num_kv_heads, block_size = key_cache.shape[:3]
     if num_q_heads % num_kv_heads:
@@ -528,17 +640,23 @@ def _decode_plan(query, key_cache, value_cache, block_tables, context_lengths, k
     launch = compile_pa_decode_ps(softmax_scale, trans_v, True, group, per_token_kv, query_length, fmt)["launch"]
     args = (query, key_cache, value_cache, block_tables, on(lengths.astype(np.int32)), k_scale, v_scale, on(work),
             on(offsets), partial_out, partial_lse, on(ranges), arrivals, out, head_size, block_size)
+    return launch, args, arrivals
+
+
+def _runner(buffers, stages=1, one_launch=True):
+    """run() of a decode step on `buffers` (_decode_buffers), the matrix-unit kernel as chosen."""
+    launch, args, arrivals = buffers
 
     def run():
         try:
-            launch(*args)
+            launch(*args, stages, one_launch)
         except BaseException:
-            # A launch that stopped part way (an interrupt, a reported index on the CPU) leaves counts
-            # behind, which would make the next run's last block another one.
+            # A launch that stopped part way (an interrupt) leaves counts behind, which would make the
+            # next run's last block another one.
             arrivals[...] = 0
             raise
 
-    return run, out
+    return run
 
 
 def _multiprocessors(query):

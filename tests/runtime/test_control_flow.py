@@ -68,6 +68,50 @@ def test_branch_merged_values_and_conditional_expressions():
 
 
 @flyc.kernel
+def _running(x: fx.Tensor, out: fx.Tensor, n: fx.Int32):
+    # an online rescale of a list of accumulators, as flash attention's, skipped past n: the list leaves the
+    # traced if element by element
+    frags = [fx.Vector.zeros(4, fx.Float32) for _ in range(2)]
+    peak = float("-inf")
+    for i in range(0, x.shape[0], 2):
+        for at in fx.range_constexpr(2):
+            if i + at < n:
+                new = fx.max(peak, x[i + at])
+                rescale = fx.exp2(peak - new)
+                peak = new
+                frags = [f * rescale + 1.0 for f in frags]
+    out[0] = frags[0][0]
+    out[1] = frags[1][3]
+
+
+@flyc.jit
+def running(x: fx.Tensor, out: fx.Tensor, n: fx.Int32):
+    _running(x, out, n).launch()
+
+
+@flyc.kernel
+def _reshaped(out: fx.Tensor, n: fx.Int32):
+    parts = [out[0], out[1]]
+    if n > 0:
+        parts = [out[0]]
+    out[0] = parts[0]
+
+
+@flyc.jit
+def reshaped(out: fx.Tensor, n: fx.Int32):
+    _reshaped(out, n).launch()
+
+
+def test_a_list_of_values_leaves_a_traced_if_element_by_element():
+    x = np.arange(6, dtype=np.float32)
+    out = np.zeros(2, np.float32)
+    running(x, out, 5)  # pages 0..4 of 0..5: 1, then (f / 2 + 1) four times
+    np.testing.assert_array_equal(out, [1.9375, 1.9375])
+    with pytest.raises(TypeError, match="'parts' enters the if as a sequence of 2 values and must stay one"):
+        reshaped(out, 1)
+
+
+@flyc.kernel
 def _collatz(start: fx.Tensor, steps: fx.Tensor):
     i = fx.thread_idx.x
     v = start[i]

@@ -124,6 +124,30 @@ def test_occupancy_hints_per_target():
         _occupancy_kernel({"sm_90": 2})
 
 
+def test_a_launch_can_give_its_own_occupancy_hint():
+    """Each hint compiles a kernel of its own: a launcher launching one kernel with two hints gets two."""
+
+    @flyc.kernel(known_block_size=(64, 1, 1), min_blocks_per_sm=3)
+    def hinted(x: fx.Tensor, n: fx.Constexpr[int]):
+        x[fx.thread_idx.x] = x[fx.thread_idx.x] + n
+
+    @flyc.jit
+    def launch(x: fx.Tensor):
+        hinted(x, 1).launch(block=(64,))
+        hinted(x, 1).launch(block=(64,), min_blocks_per_sm={"nvptx": 7})
+        hinted(x, 1).launch(block=(64,), min_blocks_per_sm=7)  # the same hint on NVIDIA: the same kernel
+
+    code = launch.lower(np.zeros(64, np.float32), target="cuda", arch="sm_90").device_code
+    assert sorted(".minnctapersm 3" in ptx for ptx in code.values()) == [False, False, True], code.keys()
+
+    @flyc.jit
+    def misnamed(x: fx.Tensor):
+        hinted(x, 1).launch(block=(64,), min_blocks_per_sm={"sm_90": 1})
+
+    with pytest.raises(ValueError, match=r"min_blocks_per_sm names \['sm_90'\]"):
+        misnamed.lower(np.zeros(64, np.float32), target="cuda", arch="sm_90")
+
+
 def test_kernels_lowered_from_threads_at_once_match_one_at_a_time():
     # A compile releases the GIL and its kernels compile on threads of their
     # own, each on a target machine it leases: two launchers' compiles at

@@ -123,6 +123,22 @@ def test_the_matrix_unit_kernel_matches_the_reference(name, monkeypatch):
     assert ("pa_decode_mma_kernel" in kernels) == (options.get("block_size", 16) == 16)
 
 
+@pytest.mark.parametrize("stages, one_launch", [(2, True), (3, True), (1, False), (3, False)])
+@pytest.mark.parametrize("name", ["baseline", "multi_token_decode", "per_token_scales", "variable_lengths",
+                                  "e4m3fn"])
+def test_the_matrix_unit_kernels_variants_match_the_reference(name, stages, one_launch, monkeypatch):
+    """Pages in flight through shared memory (stages past an item's last page masked out), and the partials
+    combined by a kernel of their own instead of the last block to arrive: the choices the tuner has on a GPU."""
+    monkeypatch.setattr(pa, "USE_MMA_KERNEL", True)
+    options = dict(CASES[name])
+    case = make_case(seed=len(name) + 7, **options)
+    out = np.full_like(case["query"], np.nan)
+    buffers = pa._decode_buffers(**case, softmax_scale=None, workers=3, out=out, pages_per_work=3)
+    pa._runner(buffers, stages, one_launch)()
+    ok, max_diff, _ = check(out, pa_decode_reference(**case), options.get("variable_lengths", False))
+    assert ok, max_diff
+
+
 def test_tuned_pages_per_work_match_the_reference_and_re_tune_after_a_helper_edit(monkeypatch):
     """pages_per_work="tuned" (a GPU's default): each choice runs, the best is
     kept per batch layout, and an edit of a helper the kernels call re-tunes."""

@@ -47,8 +47,14 @@ class PendingLaunch:
     def __init__(self, kernel, arguments):
         self.kernel = kernel
         self.arguments = arguments
+        self.min_blocks_per_sm = kernel.min_blocks_per_sm
 
-    def launch(self, grid=(1, 1, 1), block=(1, 1, 1), smem=0, stream=None):
+    def launch(self, grid=(1, 1, 1), block=(1, 1, 1), smem=0, stream=None, min_blocks_per_sm=None):
+        """`min_blocks_per_sm`: this launch's occupancy hint, in place of the
+        kernel's (a variant its Constexpr arguments make may need another
+        register budget); the kernel compiles for each hint it is given."""
+        if min_blocks_per_sm is not None:
+            self.min_blocks_per_sm = _blocks_per_target(min_blocks_per_sm, self.kernel.name)
         # The launch protocol: the active trace emits it (emit_launch), an
         # interpretation runs it; the language names neither.
         return current().launch_kernel(self, grid, block, smem, stream)
@@ -63,9 +69,10 @@ class PendingLaunch:
             # indices get their true range, so the compiler drops bounds
             # checks it proves, and the CPU's thread loops their trip counts).
             known_block = _dim3(block)
-        name = trace.kernels.get((self.kernel, signature, known_block))
+        specialization = (self.kernel, signature, known_block, tuple(sorted(self.min_blocks_per_sm.items())))
+        name = trace.kernels.get(specialization)
         if name is None:
-            name = self._trace(trace, params, signature, known_block)
+            name = self._trace(trace, params, specialization)
         for pname in trace.kernel_stores[name]:
             self.arguments[pname].written = True  # the launcher's tensor: its artifact writes it
         geometry = [v.id for v in launch_sizes(f"launcher {trace.launcher_name}: kernel {self.kernel.name}", grid,
@@ -117,8 +124,8 @@ class PendingLaunch:
                 args[pname] = spec.value
         return args
 
-    def _trace(self, trace, params, signature, known_block):
-        kernel = self.kernel
+    def _trace(self, trace, params, specialization):
+        kernel, known_block = self.kernel, specialization[2]
         name = trace.unique_name(kernel.name)
         types, names = [], []
         for pname, spec in zip(self.arguments, params):
@@ -132,14 +139,14 @@ class PendingLaunch:
         code = kernel.fn.__code__
         builder = trace.module.add_function(
             name, "kernel", types, names, code.co_filename, code.co_firstlineno, known_block,
-            kernel.min_blocks_per_sm.get(trace.target.name, 0))
+            self.min_blocks_per_sm.get(trace.target.name, 0))
         args = self.kernel_arguments(params, builder.parameters)
         trace.builders.append(builder)
         try:
             rewrite(kernel.fn)(**args)
         finally:
             trace.builders.pop()
-        trace.kernels[(kernel, signature, known_block)] = name
+        trace.kernels[specialization] = name
         trace.kernel_stores[name] = [pname for pname, value in args.items()
                                      if isinstance(value, tensor.TensorValue) and value.written]
         return name

@@ -54,7 +54,11 @@ def if_(cond, then_fn, else_fn, values, names):
     builder.enter(op, 1)
     else_out = else_fn(*values)
     builder.leave()
-    return _merge(op, names, then_out, else_out, where, "if")
+    # a list or tuple of DSL values that enters the branch leaves it element by element, as a loop's does
+    shapes = _Leaves(values, names)
+    merged = _merge(op, shapes.names, shapes.leaves(then_out, where, "if"), shapes.leaves(else_out, where, "if"),
+                    where, "if")
+    return shapes.variables(merged)
 
 
 def _merge(op, names, then_out, else_out, where, what):
@@ -69,7 +73,7 @@ def _merge(op, names, then_out, else_out, where, what):
             merged[i] = Unavailable(name, f"is assigned in only one branch of the {what} at line {where}")
             continue
         if not (isinstance(a, Value) or _is_scalar(a)) or not (isinstance(b, Value) or _is_scalar(b)):
-            if a == b:
+            if _same_objects(a, b):
                 continue
             raise TypeError(
                 f"line {where}: variable '{name}' holds different Python objects in the two branches of a "
@@ -89,6 +93,17 @@ def _merge(op, names, then_out, else_out, where, what):
     for (i, common), result in zip(slots, results):
         merged[i] = Value(result, common)
     return tuple(merged)
+
+
+def _same_objects(a, b):
+    """Whether two branches left a variable the same: equal Python values, or
+    sequences of the same objects (DSL values have no truth value to compare
+    by)."""
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return type(a) is type(b) and len(a) == len(b) and all(x is y or _same_objects(x, y) for x, y in zip(a, b))
+    if isinstance(a, Value) or isinstance(b, Value):
+        return a is b
+    return a == b
 
 
 def _common_dtype(a, b):
