@@ -535,9 +535,9 @@ PAGES_PER_WORK = (4, 8, 16, 32)
 BLOCKS_PER_SM = (2, 4, 8, 16)
 DEFAULT_BLOCKS_PER_SM = 16
 # And on a GPU, how the matrix-unit kernel goes: with how many stages of shared memory (1: no async
-# copies; 2 or 3: 1 or 2 pages in flight), and whether its last block to arrive combines the partials
-# (one launch) or a kernel of its own does (wider).
-STAGES = (1, 2, 3)
+# copies; 3: two pages in flight; it takes 2 too), and whether its last block to arrive combines the
+# partials (one launch) or a kernel of its own does (wider).
+STAGES = (1, 3)
 ONE_LAUNCH = (True, False)
 
 
@@ -559,7 +559,7 @@ def _plan_for(inputs, pages_per_work, blocks_per_sm, stages, one_launch):
             if arguments["workers"] is None and getattr(arguments["query"], "is_cuda", False):
                 arguments["workers"] = blocks_per_sm * _multiprocessors(arguments["query"])
             buffers = inputs.buffers[choice[:2]] = _decode_buffers(**arguments, pages_per_work=pages_per_work)
-        plan = inputs.plans[choice] = _runner(buffers, stages, one_launch)
+        plan = inputs.plans[choice] = _Step(buffers, stages, one_launch)
     return plan
 
 
@@ -572,11 +572,11 @@ def _split_choices(configs, named):
             and (on_gpu or (c.kwargs["stages"], c.kwargs["one_launch"]) == (1, True))]
 
 
-# 64 configs on a GPU: 25 ms of timing each keeps a layout's tuning near two seconds.
+# 64 configs on a GPU: about 12 ms of timing each keeps a layout's tuning near a second.
 @flyc.autotune(configs=[flyc.Config({"pages_per_work": p, "blocks_per_sm": b, "stages": s,
                                      "one_launch": one})
                         for p in PAGES_PER_WORK for b in BLOCKS_PER_SM for s in STAGES for one in ONE_LAUNCH],
-               key=["layout"], prune_configs_by={"early_config_prune": _split_choices}, warmup=5, rep=25)
+               key=["layout"], prune_configs_by={"early_config_prune": _split_choices}, warmup=2, rep=10)
 def _tuned_decode_step(inputs, layout, pages_per_work, blocks_per_sm, stages, one_launch):
     """One decode step with this choice: flyc.autotune keeps the fastest per batch layout, and tunes again
     when the kernels or this module's host code change."""
@@ -591,10 +591,11 @@ def pa_decode_ps_prepare(query, key_cache, value_cache, block_tables, context_le
     returns (run, out), run() computing into out. Pages per work item: on a
     GPU, or given as "tuned", the fastest of PAGES_PER_WORK for the batch's
     layout, and on a GPU with `workers` left to it, the fastest split too
-    (BLOCKS_PER_SM single-warp workers per multiprocessor); flyc.autotune:
-    the first prepare of a layout times them, running steps into `out`.
-    Else about two work items per worker, and 8 workers on the CPU, 16 per
-    multiprocessor on a GPU."""
+    (BLOCKS_PER_SM single-warp workers per multiprocessor), and on a GPU the
+    matrix-unit kernel's STAGES and ONE_LAUNCH; flyc.autotune: the first
+    prepare of a layout times them, running steps into `out`. Else about two
+    work items per worker, and 8 workers on the CPU, 16 per multiprocessor on
+    a GPU, one stage, one launch."""
     if out is None:
         on = _placement(query)
         out = np.empty_like(query) if on is np.asarray else on(np.empty(query.shape, np.float32)).to(query.dtype)
@@ -610,7 +611,7 @@ def pa_decode_ps_prepare(query, key_cache, value_cache, block_tables, context_le
                   getattr(query, "is_cuda", False), workers)
         _tuned_decode_step(inputs, layout)
         return _plan_for(inputs, **_tuned_decode_step.best_config.kwargs), out
-    return _runner(_decode_buffers(**arguments, pages_per_work=pages_per_work)), out
+    return _Step(_decode_buffers(**arguments, pages_per_work=pages_per_work)), out
 
 
 def _decode_buffers(query, key_cache, value_cache, block_tables, context_lengths, k_scale, v_scale, softmax_scale,
@@ -643,20 +644,23 @@ def _decode_buffers(query, key_cache, value_cache, block_tables, context_lengths
     return launch, args, arrivals
 
 
-def _runner(buffers, stages=1, one_launch=True):
-    """run() of a decode step on `buffers` (_decode_buffers), the matrix-unit kernel as chosen."""
-    launch, args, arrivals = buffers
+class _Step:
+    """One decode step on `buffers` (_decode_buffers), the matrix-unit kernel as chosen: call it to run it;
+    `launcher` and `args` are what it launches (to lower it without running it)."""
 
-    def run():
+    def __init__(self, buffers, stages=1, one_launch=True):
+        self.buffers = buffers
+        self.launcher, args, self._arrivals = buffers
+        self.args = (*args, stages, one_launch)
+
+    def __call__(self):
         try:
-            launch(*args, stages, one_launch)
+            self.launcher(*self.args)
         except BaseException:
             # A launch that stopped part way (an interrupt) leaves counts behind, which would make the
             # next run's last block another one.
-            arrivals[...] = 0
+            self._arrivals[...] = 0
             raise
-
-    return run
 
 
 def _multiprocessors(query):

@@ -44,7 +44,7 @@ def edit(factor):
 
     pa._load_q_fragments = changed
     begin = time.perf_counter()
-    run.func.lower(*run.args, target="cuda")
+    run.launcher.lower(*run.args, target="cuda")
     return (time.perf_counter() - begin) * 1e3
 
 

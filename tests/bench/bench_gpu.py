@@ -282,6 +282,66 @@ def pa_decode(copy):
                   + ", ".join(f"{p} pages x {b}/SM {ms * 1e3:.1f} us" for ms, p, b in fastest[:4]))
 
 
+def pa_decode_quick(copy):
+    """PA decode as users get it (fast mode, the tuner's choice) beside the kernel's other variants at the
+    tuner's pages per work item and split, and the Triton peer at the config `tune` found for the shape
+    on this machine kind (triton_pa_decode.TUNED): per-tensor scales, both formats."""
+    import triton_pa_decode
+
+    print(f"\nPA decode, GPU us per call (CUDA graph replay, the KV cache cycling through > 256 MB); "
+          f"device copy {copy / 1e12:.2f} TB/s (bytes read + written):")
+    summary = []
+    for shape in PA_SHAPES:
+        seqs, q_heads, kv_heads, head, page, context = shape
+        kv_bytes = 2 * seqs * kv_heads * context * head
+        copies = max(1, int(np.ceil(256e6 / kv_bytes)))
+        for fmt in ("e4m3fn", "e4m3fnuz"):
+            cases = [device_case(*shape, fmt, False, seed) for seed in range(copies)]
+            label = f"({seqs}, {q_heads}/{kv_heads}, {head}, {page}, {context}), {fmt}"
+            reference = torch_reference(cases[0])().cpu().numpy()
+            with bounds_checks(False):
+                prepared = [pa.pa_decode_ps_prepare(**c) for c in cases]  # the tuner times its choices
+                steps = [step for step, _ in prepared]
+                best = pa._tuned_decode_step.best_config.kwargs
+                tuner = dict(pa._tuned_decode_step.configs_timings)
+                out = prepared[0][1]
+                out.fill_(float("nan"))
+                steps[0]()
+                ok, max_diff, _ = check(host(out.float()), reference)
+                assert ok, f"PA decode is wrong on the GPU: {label}: max diff {max_diff}"
+                tuned = graph_time(steps)
+                rows = [(tuned, "flyrt, tuned: {pages_per_work} pages/work, {blocks_per_sm}/SM, {stages} stages, "
+                                "{one}".format(**best, one="one launch" if best["one_launch"] else "combine kernel"))]
+                for stages in (1, 2, 3):
+                    for one in (True, False):
+                        if (stages, one) == (best["stages"], best["one_launch"]):
+                            continue
+                        variant = [pa._Step(step.buffers, stages, one) for step in steps]
+                        rows.append((graph_time(variant), f"flyrt, same split, {stages} stages, "
+                                                          f"{'one launch' if one else 'combine kernel'}"))
+            inputs = [{k: c[k] for k in ("query", "key_cache", "value_cache", "block_tables", "context_lengths",
+                                         "k_scale", "v_scale")} for c in cases]
+            config = triton_pa_decode.TUNED[shape, fmt]
+            peer = [triton_pa_decode.TritonPADecode(**i, **config) for i in inputs]
+            ok, max_diff, _ = check(host(peer[0]().float()), reference)
+            assert ok, f"the Triton peer is wrong: {label}: max diff {max_diff}"
+            triton_s = graph_time(peer)
+            rows.append((triton_s, "Triton split-KV ({pages_per_part} pages/part, {tokens} tokens, {warps} warps, "
+                                   "{stages} stages)".format(**config)))
+            for seconds, who in rows:
+                print(f"  {label:<40} {who:<72} {seconds * 1e6:8.1f} us {100 * kv_bytes / seconds / copy:6.1f}% "
+                      f"of copy")
+                label = ""
+            fastest = sorted((ms, tuple(c.kwargs.values())) for c, ms in tuner.items() if ms is not None)
+            print("      the tuner's do_bench (L2 flushed), fastest first: "
+                  + ", ".join(f"{choice} {ms * 1e3:.1f} us" for ms, choice in fastest[:5]), flush=True)
+            summary.append((shape, fmt, tuned, min(seconds for seconds, _ in rows[:-1]), triton_s))
+    print("\nsummary, us: shape, format, flyrt tuned, flyrt best variant, Triton, tuned / Triton")
+    for shape, fmt, tuned, best_variant, triton_s in summary:
+        print(f"  {shape} {fmt:<9} {tuned * 1e6:8.1f} {best_variant * 1e6:8.1f} {triton_s * 1e6:8.1f} "
+              f"{tuned / triton_s:6.2f}x")
+
+
 def device_case(seqs, q_heads, kv_heads, head, page, context, fmt, per_token, seed):
     """A PA decode case made on the GPU (numpy's make_case is too slow for a GB of cache): FP8 codes of
     magnitude up to about a quarter of the format's largest, no NaN codes; the layout of make_case."""
@@ -331,7 +391,7 @@ def helper_edit():
         return changed
 
     run, _ = pa.pa_decode_ps_prepare(**case, pages_per_work=8)
-    launcher, args = run.func, run.args
+    launcher, args = run.launcher, run.args
     assembler = device_libraries.find_ptx_assembler() if os.environ.get("FLYDSL_NVJITLINK") else ""
     if not assembler:
         os.environ["FLYDSL_NVJITLINK"] = "1"
@@ -385,6 +445,13 @@ def main():
     print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}\n")
     if sys.argv[1:] == ["pa"]:  # PA decode alone (the main job's GPU section)
         pa_decode(copy_bandwidth())
+        return
+    if sys.argv[1:] == ["pa-quick"]:  # PA decode as tuned, its variants, and the peer at its known config
+        pa_decode_quick(copy_bandwidth())
+        return
+    if sys.argv[1:] == ["launch"]:  # the launch and the edit loop alone
+        launch_overhead()
+        helper_edit()
         return
     launch_overhead()
     print()

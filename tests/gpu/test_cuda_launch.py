@@ -227,7 +227,7 @@ def _pa_kernels_loaded(assembler):
 
     _core.set_ptx_assembler_path(assembler)
     case = on("cuda", make_case(num_seqs=3, num_q_heads=8, num_kv_heads=1, head_size=128, context_length=1027))
-    launcher = pa.pa_decode_ps_prepare(**case)[0].func
+    launcher = pa.pa_decode_ps_prepare(**case)[0].launcher
     launcher.cache_clear()  # compiled afresh, not served from memory
     out = pa.pa_decode_ps_launch(**case).float().cpu().numpy()
     return out, {k.kernel: k.image_kind for k in launcher.device_kernels()}

@@ -89,6 +89,28 @@ def test_the_portable_kernel_on_the_gpu(name, monkeypatch):
     assert ok, max_diff
 
 
+@pytest.mark.parametrize("stages", [1, 2, 3])
+@pytest.mark.parametrize("one_launch", [True, False], ids=["one launch", "combine kernel"])
+@pytest.mark.parametrize("name", ["baseline", "multi_token_decode", "per_token_scales", "variable_lengths",
+                                  "e4m3fn", "gqa_two_kv_heads"])
+def test_every_variant_of_the_matrix_unit_kernel(name, stages, one_launch):
+    """What the tuner chooses between, each against the reference: pages in flight through shared memory,
+    and the partials combined by the last block to arrive or by a kernel of their own; run twice, the
+    output poisoned between, so that the arrival counts a launch leaves at 0 are seen to be."""
+    options = dict(CASES[name])
+    case = make_case(seed=len(name) + stages, **options)
+    device = on("cuda", case)
+    out = torch.empty_like(device["query"])
+    buffers = pa._decode_buffers(**device, softmax_scale=None, workers=40, out=out, pages_per_work=2)
+    run = pa._Step(buffers, stages, one_launch)
+    reference = pa_decode_reference(**case)
+    for _ in range(2):
+        out.fill_(float("nan"))
+        run()
+        ok, max_diff, _ = check(host(out.float()), reference, options.get("variable_lengths", False))
+        assert ok, max_diff
+
+
 UPSTREAM = upstream_cases()
 
 

@@ -134,7 +134,7 @@ def test_the_matrix_unit_kernels_variants_match_the_reference(name, stages, one_
     case = make_case(seed=len(name) + 7, **options)
     out = np.full_like(case["query"], np.nan)
     buffers = pa._decode_buffers(**case, softmax_scale=None, workers=3, out=out, pages_per_work=3)
-    pa._runner(buffers, stages, one_launch)()
+    pa._Step(buffers, stages, one_launch)()
     ok, max_diff, _ = check(out, pa_decode_reference(**case), options.get("variable_lengths", False))
     assert ok, max_diff
 

@@ -93,6 +93,16 @@ def _combine(out_part, lse_part, out, context_lengths, stride_o_seq, stride_o_he
 
 DEFAULT = dict(pages_per_part=16, tokens=64, warps=4, stages=2)
 CHOICES = dict(pages_per_part=(4, 8, 16, 32, 64), tokens=(16, 32, 64, 128), warps=(4, 8), stages=(1, 2, 3, 4))
+# What `tune` found on the lent H200 on 2026-12-03 (docs/performance.md), per bench_gpu.py shape and format:
+# the peer `bench_gpu.py pa-quick` runs without tuning it again.
+TUNED = {
+    ((64, 32, 8, 128, 16, 8192), "e4m3fn"): dict(pages_per_part=64, tokens=128, warps=4, stages=4),
+    ((64, 32, 8, 128, 16, 8192), "e4m3fnuz"): dict(pages_per_part=32, tokens=64, warps=4, stages=2),
+    ((16, 16, 1, 128, 16, 4096), "e4m3fn"): dict(pages_per_part=16, tokens=128, warps=4, stages=2),
+    ((16, 16, 1, 128, 16, 4096), "e4m3fnuz"): dict(pages_per_part=4, tokens=64, warps=4, stages=2),
+    ((1, 16, 1, 128, 16, 32768), "e4m3fn"): dict(pages_per_part=4, tokens=128, warps=8, stages=3),
+    ((1, 16, 1, 128, 16, 32768), "e4m3fnuz"): dict(pages_per_part=8, tokens=128, warps=8, stages=3),
+}
 
 
 class TritonPADecode:

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# On the lent GPU machine when little device time is left: what matters most
+# first, each step under a time limit of its own, its output in LOGS/<step>.log
+# (default: $OUT where the device tool sets it, else /tmp/xflydsl-quick):
+#   1. the wheel installed (scripts/gpu_setup.sh)
+#   2. PA decode's and the tuner's GPU tests (every kernel variant, the seed
+#      flow, the tuner's choices, host functions timed on the GPU)
+#   3. PA decode as tuned against the Triton peer (bench_gpu.py pa-quick)
+#   4. the regression notebooks through the pytest plugin, serial and -n 2
+#      (bench_fleet.py --gpus 0,0)
+#   5. the cache-hit launch and the helper edit (bench_gpu.py launch)
+# A step that fails or runs out of time is reported and the next one runs.
+#   scripts/gpu_quick.sh [seconds for steps 2 3 4 5, default 90 100 80 40]
+set -uo pipefail
+cd "$(dirname "$0")/.."
+logs=${LOGS:-${OUT:-/tmp/xflydsl-quick}}
+mkdir -p "$logs"
+read -r -a limits <<<"${*:-90 100 80 40}"
+export PYTHONUNBUFFERED=1 PYDEVD_DISABLE_FILE_VALIDATION=1 PYTHONDONTWRITEBYTECODE=1
+
+step() {
+    local name=$1 limit=$2 start=$SECONDS
+    shift 2
+    timeout --signal=INT --kill-after=5 "$limit" "$@" >"$logs/$name.log" 2>&1
+    local status=$?
+    echo "gpu_quick: $name: exit $status after $((SECONDS - start)) s (limit $limit s); last lines:"
+    tail -n 12 "$logs/$name.log"
+}
+
+step setup 60 scripts/gpu_setup.sh
+source "${FLYRT_GPU_WORK:-/tmp/xflydsl-gpu}/env.sh"
+nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv >"$logs/gpu.csv" 2>&1
+step gpu-tests "${limits[0]}" python -m pytest tests/gpu/test_cuda_pa_decode.py tests/gpu/test_cuda_tuning.py \
+    --confcutdir=tests/gpu -p no:cacheprovider -q -rs --maxfail=5 \
+    -k "variant or seed_flow or host_function or tuner or do_bench"
+step pa-quick "${limits[1]}" python tests/bench/bench_gpu.py pa-quick
+step fleet "${limits[2]}" python tests/bench/bench_fleet.py --gpus 0,0 6
+step launch "${limits[3]}" python tests/bench/bench_gpu.py launch
