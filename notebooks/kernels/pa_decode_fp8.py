@@ -43,10 +43,11 @@ REDUCE_STEP = 4  # partial results the last block to arrive combines per step
 USE_MMA_KERNEL = None
 # its single-warp blocks a multiprocessor holds at once, per FP8 format and stages (below): on NVIDIA
 # GPUs the most at which ptxas keeps it out of local memory (12: 168 registers; 8: 255), but for
-# e4m3fnuz's single stage (24 bytes spilled at 12, as its rare special codes' branch had before); on
-# AMD's (a 64-lane wave per block, whose registers the matrix units' accumulators share) 2 waves per
-# SIMD, the most at which it needs no scratch
-MMA_BLOCKS_PER_SM = {("e4m3fn", 1): {"nvptx": 12, "amdgpu": 8}, ("e4m3fn", 2): {"nvptx": 12, "amdgpu": 8},
+# e4m3fnuz's single stage (24 bytes spilled at 12, as its rare special codes' branch had before) and
+# e4m3fn's (16: bandwidth-bound batches want the warps; at 12 the largest benchmark shape took 454 us
+# on the H200 where 16 had taken 390); on AMD's (a 64-lane wave per block, whose registers the matrix
+# units' accumulators share) 2 waves per SIMD, the most at which it needs no scratch
+MMA_BLOCKS_PER_SM = {("e4m3fn", 1): {"nvptx": 16, "amdgpu": 8}, ("e4m3fn", 2): {"nvptx": 12, "amdgpu": 8},
                      ("e4m3fn", 3): {"nvptx": 12, "amdgpu": 8}, ("e4m3fnuz", 1): {"nvptx": 12, "amdgpu": 8},
                      ("e4m3fnuz", 2): {"nvptx": 8, "amdgpu": 8}, ("e4m3fnuz", 3): {"nvptx": 8, "amdgpu": 8}}
 
