@@ -23,6 +23,9 @@ step() {
     shift 2
     timeout --signal=INT --kill-after=5 "$limit" "$@" >"$logs/$name.log" 2>&1
     local status=$?
+    # Kernels that a stopped step left running (each in a session of its own, out of timeout's
+    # reach) would share the GPU and the cores with the next step's timings.
+    pkill -KILL -x xflydsl 2>/dev/null
     echo "gpu_quick: $name: exit $status after $((SECONDS - start)) s (limit $limit s); last lines:"
     tail -n 12 "$logs/$name.log"
 }
