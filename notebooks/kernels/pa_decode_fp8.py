@@ -159,11 +159,6 @@ def _normalize(acc, row, head_size, total, out, slot, q_index, g):
         (fx.Vector.load(acc, (row, d), LANES) * inv).store(out, (slot, q_index, g, d))
 
 
-def _combine_threads(rows, head_size):
-    """Threads of the combine kernel's blocks: one per LANES of a (sequence, kv head)'s outputs, up to 128."""
-    return min(128, rows * head_size // LANES)
-
-
 def _last_to_arrive(arrivals, index, count, ticket, thread):
     """Whether this block is the last of the `count` that compute parts of
     arrivals[index]'s context: every thread's partial results fenced
@@ -187,37 +182,46 @@ def _last_to_arrive(arrivals, index, count, ticket, thread):
 def _combine(partial_out, partial_lse, first, count, out, seq, kv_head, first_row, row_count, thread, threads,
              group, query_length, head_size):
     """Writes rows first_row.. first_row + row_count (q token x q head of the group) of (seq, kv_head)'s
-    output: the LSE-weighted mean of its `count` partial rows from slot `first` on. One pass, online,
-    REDUCE_STEP partials at a time (their loads in flight together); `threads` threads share the rows,
-    LANES head dimensions at a time."""
-    end = first + count
+    output: the LSE-weighted mean of its `count` partial rows from slot `first` on; `threads` threads
+    share the rows, LANES head dimensions at a time."""
     for e in range(thread * LANES, row_count * head_size, threads * LANES):
         row = first_row + e // head_size
         d = e % head_size
-        q_index = row // group
-        g = row % group
-        peak = float("-inf")
-        weights = 0.0
-        total = fx.Vector.zeros(LANES, fx.Float32)
-        for p in range(first, end, REDUCE_STEP):
-            slots = [fx.min(p + k, end - 1) for k in range(REDUCE_STEP)]
-            lse = [fx.select(p + k < end, partial_lse[slots[k], q_index, g], float("-inf"))
-                   for k in range(REDUCE_STEP)]
-            parts = [fx.Vector.load(partial_out, (slots[k], q_index, g, d), LANES, align=16)
-                     for k in range(REDUCE_STEP)]
-            new_peak = peak
-            for k in fx.range_constexpr(REDUCE_STEP):
-                new_peak = fx.max(new_peak, lse[k])
-            base = fx.select(new_peak == float("-inf"), 0.0, new_peak)  # no visible token yet
-            rescale = fx.exp2(peak - base)
-            weights = weights * rescale
-            total = total * rescale
-            for k in fx.range_constexpr(REDUCE_STEP):
-                weight = fx.exp2(lse[k] - base)
-                weights = weights + weight
-                total = fx.fma(parts[k], weight, total)
-            peak = new_peak
-        (total / weights).store(out, (seq * query_length + q_index, kv_head * group + g, d))
+        peak, weights, total = _weighed(partial_out, partial_lse, first, first + count, 1, row // group, row % group, d)
+        (total / weights).store(out, (seq * query_length + row // group, kv_head * group + row % group, d))
+
+
+def _weighed(partial_out, partial_lse, start, end, stride, q_index, g, d):
+    """(peak, sum of weights, weighted sum) of partial slots start, start + stride, .. before `end` at row
+    (q_index, g), head dimensions d.. d + LANES: the log-sum-exp weights, exp2(lse - peak). One pass,
+    online, REDUCE_STEP partials at a time (their loads in flight together)."""
+    peak = float("-inf")
+    weights = 0.0
+    total = fx.Vector.zeros(LANES, fx.Float32)
+    for p in range(start, end, REDUCE_STEP * stride):
+        slots = [fx.min(p + k * stride, end - 1) for k in range(REDUCE_STEP)]
+        lse = [fx.select(p + k * stride < end, partial_lse[slots[k], q_index, g], float("-inf"))
+               for k in range(REDUCE_STEP)]
+        parts = [fx.Vector.load(partial_out, (slots[k], q_index, g, d), LANES, align=16) for k in range(REDUCE_STEP)]
+        new_peak = peak
+        for k in fx.range_constexpr(REDUCE_STEP):
+            new_peak = fx.max(new_peak, lse[k])
+        base = fx.select(new_peak == float("-inf"), 0.0, new_peak)  # no visible token yet
+        rescale = fx.exp2(peak - base)
+        weights = weights * rescale
+        total = total * rescale
+        for k in fx.range_constexpr(REDUCE_STEP):
+            weight = fx.exp2(lse[k] - base)
+            weights = weights + weight
+            total = fx.fma(parts[k], weight, total)
+        peak = new_peak
+    return peak, weights, total
+
+
+def _combine_shape(head_size):
+    """(head-dimension columns of LANES, groups of partial slots) of the combine kernel's 128 threads."""
+    columns = head_size // LANES
+    return columns, max(1, 128 // columns)
 
 
 # -- the compile factory, as upstream: keyed by static arguments only ------------
@@ -456,12 +460,38 @@ def compile_pa_decode_ps(softmax_scale=None, trans_v=False, needs_mask=True, que
     @flyc.kernel
     def pa_combine_kernel(partial_out: fx.Tensor, partial_lse: fx.Tensor, partial_ranges: fx.Tensor,
                           out: fx.Tensor, head_size: fx.Constexpr[int]):
-        # a block per (sequence, kv head), its threads sharing the group's rows
+        # A block per (sequence, kv head, row): each group of its threads weighs every `groups`-th partial
+        # slot over a column of LANES head dimensions, and the first group merges the groups' sums, so
+        # that one long context's many partials are read by many threads at once.
+        columns, groups = _combine_shape(head_size)
         seq = fx.block_idx.x
         kv_head = fx.block_idx.y
-        _combine(partial_out, partial_lse, partial_ranges[seq, kv_head, 0], partial_ranges[seq, kv_head, 1], out,
-                 seq, kv_head, 0, rows, fx.thread_idx.x, _combine_threads(rows, head_size), group, query_length,
-                 head_size)
+        q_index = fx.block_idx.z // group
+        g = fx.block_idx.z % group
+        column = fx.thread_idx.x % columns
+        part = fx.thread_idx.x // columns
+        peaks = fx.shared((groups, columns), fx.Float32)
+        weights = fx.shared((groups, columns), fx.Float32)
+        totals = fx.shared((groups, columns * LANES), fx.Float32)
+        first = partial_ranges[seq, kv_head, 0]
+        peak, weight, total = _weighed(partial_out, partial_lse, first + part, first + partial_ranges[seq, kv_head, 1],
+                                       groups, q_index, g, LANES * column)
+        peaks[part, column] = peak
+        weights[part, column] = weight
+        total.store(totals, (part, LANES * column))
+        fx.barrier()
+        if part == 0:
+            top = peak
+            for other in fx.range_constexpr(1, groups):
+                top = fx.max(top, peaks[other, column])
+            base = fx.select(top == float("-inf"), 0.0, top)
+            merged_weight = 0.0
+            merged = fx.Vector.zeros(LANES, fx.Float32)
+            for other in fx.range_constexpr(groups):
+                scale = fx.exp2(peaks[other, column] - base)
+                merged_weight = merged_weight + weights[other, column] * scale
+                merged = fx.fma(fx.Vector.load(totals, (other, LANES * column), LANES), scale, merged)
+            (merged / merged_weight).store(out, (seq * query_length + q_index, kv_head * group + g, LANES * column))
 
     use_mma = rows <= 16 and not trans_v
 
@@ -480,8 +510,9 @@ def compile_pa_decode_ps(softmax_scale=None, trans_v=False, needs_mask=True, que
                                  head_size, block_size, stages, one_launch).launch(
                 grid=(workers,), block=(32,), min_blocks_per_sm=MMA_BLOCKS_PER_SM[fp8_format, stages])
             if fx.const_expr(not one_launch):
+                columns, groups = _combine_shape(head_size)
                 pa_combine_kernel(partial_out, partial_lse, partial_ranges, out, head_size).launch(
-                    grid=(partial_ranges.shape[0], partial_ranges.shape[1]), block=(_combine_threads(rows, head_size),))
+                    grid=(partial_ranges.shape[0], partial_ranges.shape[1], rows), block=(columns * groups,))
         else:
             block_rows = _ps_tiles(rows, head_size, block_size)[0]
             pa_decode_ps_kernel(query, key_cache, value_cache, block_tables, context_lengths, k_scale, v_scale,

@@ -139,6 +139,20 @@ def test_the_matrix_unit_kernels_variants_match_the_reference(name, stages, one_
     assert ok, max_diff
 
 
+@pytest.mark.parametrize("head_size", [64, 128])
+def test_the_combine_kernel_spreads_a_long_contexts_many_partials_over_its_threads(head_size, monkeypatch):
+    """A page per work item: 63 partial results per context, more than the combine kernel's groups of
+    threads (16 at head 64, 8 at 128), each of which weighs every 16th (8th) of them."""
+    monkeypatch.setattr(pa, "USE_MMA_KERNEL", True)
+    case = make_case(seed=head_size, num_seqs=2, num_q_heads=8, num_kv_heads=2, head_size=head_size,
+                     context_length=1000)
+    out = np.full_like(case["query"], np.nan)
+    buffers = pa._decode_buffers(**case, softmax_scale=None, workers=5, out=out, pages_per_work=1)
+    pa._Step(buffers, 1, False)()
+    ok, max_diff, _ = check(out, pa_decode_reference(**case))
+    assert ok, max_diff
+
+
 def test_tuned_pages_per_work_match_the_reference_and_re_tune_after_a_helper_edit(monkeypatch):
     """pages_per_work="tuned" (a GPU's default): each choice runs, the best is
     kept per batch layout, and an edit of a helper the kernels call re-tunes."""
