@@ -218,10 +218,18 @@ def _weighed(partial_out, partial_lse, start, end, stride, q_index, g, d):
     return peak, weights, total
 
 
-def _combine_shape(head_size):
-    """(head-dimension columns of LANES, groups of partial slots) of the combine kernel's 128 threads."""
+def _combine_threads(head_size, most_partials):
+    """The combine kernel's threads: a column of LANES head dimensions each, in groups enough that a group
+    weighs about 8 of a context's partials (`most_partials`: the most any context has), 128 to 1024."""
     columns = head_size // LANES
-    return columns, max(1, 128 // columns)
+    groups = 1 << ((max(1, most_partials) + 7) // 8 - 1).bit_length()
+    return columns * min(max(groups, 128 // columns), 1024 // columns)
+
+
+def _combine_shape(head_size, threads):
+    """(head-dimension columns of LANES, groups of partial slots) of the combine kernel's `threads`."""
+    columns = head_size // LANES
+    return columns, threads // columns
 
 
 # -- the compile factory, as upstream: keyed by static arguments only ------------
@@ -459,11 +467,11 @@ def compile_pa_decode_ps(softmax_scale=None, trans_v=False, needs_mask=True, que
 
     @flyc.kernel
     def pa_combine_kernel(partial_out: fx.Tensor, partial_lse: fx.Tensor, partial_ranges: fx.Tensor,
-                          out: fx.Tensor, head_size: fx.Constexpr[int]):
+                          out: fx.Tensor, head_size: fx.Constexpr[int], threads: fx.Constexpr[int]):
         # A block per (sequence, kv head, row): each group of its threads weighs every `groups`-th partial
         # slot over a column of LANES head dimensions, and the first group merges the groups' sums, so
         # that one long context's many partials are read by many threads at once.
-        columns, groups = _combine_shape(head_size)
+        columns, groups = _combine_shape(head_size, threads)
         seq = fx.block_idx.x
         kv_head = fx.block_idx.y
         q_index = fx.block_idx.z // group
@@ -501,8 +509,9 @@ def compile_pa_decode_ps(softmax_scale=None, trans_v=False, needs_mask=True, que
                             v_scale: fx.Tensor, work: fx.Tensor, worker_offsets: fx.Tensor,
                             partial_out: fx.Tensor, partial_lse: fx.Tensor, partial_ranges: fx.Tensor,
                             arrivals: fx.Tensor, out: fx.Tensor, head_size: fx.Constexpr[int],
-                            block_size: fx.Constexpr[int], stages: fx.Constexpr[int] = 1,
-                            one_launch: fx.Constexpr[bool] = True):
+                            block_size: fx.Constexpr[int], combine_threads: fx.Constexpr[int] = 128,
+                            stages: fx.Constexpr[int] = 1, one_launch: fx.Constexpr[bool] = True):
+        # (the matrix-unit kernel's: combine_threads, when a combine kernel of its own combines, and stages)
         workers = worker_offsets.shape[0] - 1
         if fx.const_expr(_mma_kernel_wanted() and use_mma and head_size in (64, 128) and block_size == 16):
             pa_decode_mma_kernel(query, key_cache, value_cache, block_tables, context_lengths, k_scale, v_scale,
@@ -510,9 +519,8 @@ def compile_pa_decode_ps(softmax_scale=None, trans_v=False, needs_mask=True, que
                                  head_size, block_size, stages, one_launch).launch(
                 grid=(workers,), block=(32,), min_blocks_per_sm=MMA_BLOCKS_PER_SM[fp8_format, stages])
             if fx.const_expr(not one_launch):
-                columns, groups = _combine_shape(head_size)
-                pa_combine_kernel(partial_out, partial_lse, partial_ranges, out, head_size).launch(
-                    grid=(partial_ranges.shape[0], partial_ranges.shape[1], rows), block=(columns * groups,))
+                pa_combine_kernel(partial_out, partial_lse, partial_ranges, out, head_size, combine_threads).launch(
+                    grid=(partial_ranges.shape[0], partial_ranges.shape[1], rows), block=(combine_threads,))
         else:
             block_rows = _ps_tiles(rows, head_size, block_size)[0]
             pa_decode_ps_kernel(query, key_cache, value_cache, block_tables, context_lengths, k_scale, v_scale,
@@ -672,7 +680,8 @@ def _decode_buffers(query, key_cache, value_cache, block_tables, context_lengths
     arrivals = on(np.zeros((len(lengths), num_kv_heads, group * query_length), np.int32))
     launch = compile_pa_decode_ps(softmax_scale, trans_v, True, group, per_token_kv, query_length, fmt)["launch"]
     args = (query, key_cache, value_cache, block_tables, on(lengths.astype(np.int32)), k_scale, v_scale, on(work),
-            on(offsets), partial_out, partial_lse, on(ranges), arrivals, out, head_size, block_size)
+            on(offsets), partial_out, partial_lse, on(ranges), arrivals, out, head_size, block_size,
+            _combine_threads(head_size, int(ranges[..., 1].max(initial=1))))
     return launch, args, arrivals
 
 

@@ -139,15 +139,18 @@ def test_the_matrix_unit_kernels_variants_match_the_reference(name, stages, one_
     assert ok, max_diff
 
 
-@pytest.mark.parametrize("head_size", [64, 128])
-def test_the_combine_kernel_spreads_a_long_contexts_many_partials_over_its_threads(head_size, monkeypatch):
-    """A page per work item: 63 partial results per context, more than the combine kernel's groups of
-    threads (16 at head 64, 8 at 128), each of which weighs every 16th (8th) of them."""
+@pytest.mark.parametrize("head_size, context, threads", [(64, 1000, 128), (128, 1000, 128), (128, 3000, 512)])
+def test_the_combine_kernel_spreads_a_long_contexts_many_partials_over_its_threads(head_size, context, threads,
+                                                                                  monkeypatch):
+    """A page per work item: 63 (188) partial results per context, more than the combine kernel's groups
+    of threads, each of which weighs every 16th (head 64) or 8th (head 128) of them, or with 188 a block
+    of 32 groups."""
     monkeypatch.setattr(pa, "USE_MMA_KERNEL", True)
     case = make_case(seed=head_size, num_seqs=2, num_q_heads=8, num_kv_heads=2, head_size=head_size,
-                     context_length=1000)
+                     context_length=context)
     out = np.full_like(case["query"], np.nan)
     buffers = pa._decode_buffers(**case, softmax_scale=None, workers=5, out=out, pages_per_work=1)
+    assert buffers[1][-1] == threads  # the launcher's combine_threads
     pa._Step(buffers, 1, False)()
     ok, max_diff, _ = check(out, pa_decode_reference(**case))
     assert ok, max_diff
