@@ -567,9 +567,10 @@ def pa_decode_ps_launch(query, key_cache, value_cache, block_tables, context_len
     return out
 
 
-# What the tuner picks pages per work item from (a GPU's default): about 4 work items per worker at 4,
-# one per worker at 32 on the benchmark's largest shape.
-PAGES_PER_WORK = (4, 8, 16, 32)
+# What the tuner picks pages per work item from (a GPU's default): from 2 (many small items, for a few
+# long contexts: the combine kernel spreads their partials) to 32 (one item per worker on the
+# benchmark's largest shape).
+PAGES_PER_WORK = (2, 4, 8, 16, 32)
 # And the split: how many single-warp workers per multiprocessor share the work (on a GPU, when the
 # caller leaves `workers` to it); DEFAULT_BLOCKS_PER_SM where it does not.
 BLOCKS_PER_SM = (2, 4, 8, 16)
@@ -612,7 +613,7 @@ def _split_choices(configs, named):
             and (on_gpu or (c.kwargs["stages"], c.kwargs["one_launch"]) == (1, True))]
 
 
-# 64 configs on a GPU: about 12 ms of timing each keeps a layout's tuning near a second.
+# 80 configs on a GPU: about 12 ms of timing each keeps a layout's tuning near a second.
 @flyc.autotune(configs=[flyc.Config({"pages_per_work": p, "blocks_per_sm": b, "stages": s,
                                      "one_launch": one})
                         for p in PAGES_PER_WORK for b in BLOCKS_PER_SM for s in STAGES for one in ONE_LAUNCH],
