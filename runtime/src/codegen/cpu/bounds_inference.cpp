@@ -1,5 +1,6 @@
 #include "bounds_inference.hpp"
 
+#include <cstdint>
 #include <numeric>
 
 #include <llvm/IR/Intrinsics.h>
@@ -116,36 +117,98 @@ bool bounds_inference::is_check(const ir::op& o)
     return false;
 }
 
-void bounds_inference::collect_checks(const ir::op& o, std::vector<const ir::op*>& out) const
+void bounds_inference::collect_checks(const ir::op& o,
+                                      std::vector<guard>& guards,
+                                      std::vector<check_site>& out) const
 {
     if (is_check(o))
     {
-        out.push_back(&o); // and the checks its access is nested in (an alignment promise's)
+        out.push_back({&o, guards}); // and the checks its access is nested in (an alignment promise's)
     }
-    for (const auto& r : o.regions)
+    for (std::size_t side = 0; side < o.regions.size(); ++side)
     {
-        for (const auto& inner : r->ops)
+        if (o.code == opcode::if_)
         {
-            collect_checks(*inner, out);
+            guards.push_back({&o, static_cast<int>(side)});
+        }
+        for (const auto& inner : o.regions[side]->ops)
+        {
+            collect_checks(*inner, guards, out);
+        }
+        if (o.code == opcode::if_)
+        {
+            guards.pop_back();
         }
     }
 }
 
-bool bounds_inference::decides(const std::vector<const ir::op*>& ops) const
+std::vector<bounds_inference::check_site>
+bounds_inference::checks_in(const std::vector<const ir::op*>& ops) const
 {
-    std::vector<const ir::op*> checks;
+    std::vector<check_site> checks;
+    std::vector<guard> guards;
     for (const ir::op* o : ops)
     {
-        collect_checks(*o, checks);
+        collect_checks(*o, guards, checks);
     }
-    for (const ir::op* check : checks)
+    return checks;
+}
+
+bool bounds_inference::decides(const std::vector<const ir::op*>& ops) const
+{
+    const std::vector<check_site> checks = checks_in(ops);
+    for (const check_site& site : checks)
     {
-        if (!follows(check->operands[0]))
+        if (!follows(site.check->operands[0]))
         {
             return false;
         }
     }
     return !checks.empty();
+}
+
+llvm::Value* bounds_inference::narrow(const guard& g)
+{
+    llvm::IRBuilder<>& b = *m_b;
+    const ir::value_id condition = g.branch->operands[0];
+    const definition def = m_defs.at(static_cast<std::size_t>(condition));
+    if (def.op == nullptr || def.result < 0 || def.op->code != opcode::compare || !follows(condition))
+    {
+        return b.getFalse(); // a condition the inference cannot read narrows nothing
+    }
+    auto p = static_cast<ir::predicate>(def.op->attr);
+    if (p == ir::predicate::eq || p == ir::predicate::ne)
+    {
+        return b.getFalse();
+    }
+    if (g.side == 1) // the condition failed: its negation held
+    {
+        p = p == ir::predicate::lt   ? ir::predicate::ge
+            : p == ir::predicate::le ? ir::predicate::gt
+            : p == ir::predicate::gt ? ir::predicate::le
+                                     : ir::predicate::lt;
+    }
+    // x < y (x <= y) as lesser < greater; x > y (x >= y) as y < x (y <= x)
+    const bool swap = p == ir::predicate::gt || p == ir::predicate::ge;
+    const ir::value_id lesser_id = def.op->operands[swap ? 1 : 0];
+    const ir::value_id greater_id = def.op->operands[swap ? 0 : 1];
+    const interval lesser = of(lesser_id);
+    const interval greater = of(greater_id);
+    const bool strict = p == ir::predicate::lt || p == ir::predicate::gt;
+    llvm::Value* gap = b.getInt64(strict ? 1 : 0);
+    // The bounds move by the gap only where that cannot wrap (an i64 at its limit keeps its interval).
+    llvm::Value* room = b.CreateAnd(b.CreateICmpSGT(greater.hi, b.getInt64(INT64_MIN + 1)),
+                                    b.CreateICmpSLT(lesser.lo, b.getInt64(INT64_MAX - 1)));
+    llvm::Value* use = b.CreateAnd(b.CreateAnd(lesser.known, greater.known), room);
+    llvm::Value* lesser_hi =
+        b.CreateBinaryIntrinsic(llvm::Intrinsic::smin, lesser.hi, b.CreateSub(greater.hi, gap));
+    llvm::Value* greater_lo =
+        b.CreateBinaryIntrinsic(llvm::Intrinsic::smax, greater.lo, b.CreateAdd(lesser.lo, gap));
+    const interval narrowed_lesser{lesser.lo, b.CreateSelect(use, lesser_hi, lesser.hi), lesser.known};
+    const interval narrowed_greater{b.CreateSelect(use, greater_lo, greater.lo), greater.hi, greater.known};
+    m_memo[lesser_id] = narrowed_lesser;
+    m_memo[greater_id] = narrowed_greater;
+    return b.CreateAnd(use, b.CreateICmpSGT(narrowed_lesser.lo, narrowed_lesser.hi));
 }
 
 llvm::Value* bounds_inference::emit_verdict(llvm::IRBuilder<>& b,
@@ -155,16 +218,23 @@ llvm::Value* bounds_inference::emit_verdict(llvm::IRBuilder<>& b,
     m_b = &b;
     m_frame = &frame;
     m_memo.clear();
-    std::vector<const ir::op*> checks;
-    for (const ir::op* o : ops)
-    {
-        collect_checks(*o, checks);
-    }
     llvm::Value* all = b.getTrue();
-    for (const ir::op* check : checks)
+    for (const check_site& site : checks_in(ops))
     {
-        const interval c = of(check->operands[0]);
-        all = b.CreateAnd(all, b.CreateAnd(c.known, b.CreateICmpEQ(c.lo, b.getInt64(1))));
+        // Intervals narrowed by the check's branches hold in them alone: a memo of their own.
+        const auto outside = m_memo;
+        llvm::Value* unreached = b.getFalse();
+        for (const guard& g : site.guards)
+        {
+            unreached = b.CreateOr(unreached, narrow(g));
+        }
+        const interval c = of(site.check->operands[0]);
+        llvm::Value* holds = b.CreateAnd(c.known, b.CreateICmpEQ(c.lo, b.getInt64(1)));
+        all = b.CreateAnd(all, b.CreateOr(unreached, holds));
+        if (!site.guards.empty())
+        {
+            m_memo = outside;
+        }
     }
     m_b = nullptr;
     m_frame = nullptr;

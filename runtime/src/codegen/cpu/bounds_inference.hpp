@@ -10,7 +10,10 @@
 // intervals, the threads run a copy without checks; otherwise (an edge
 // block, a loaded index) the checked copy, which reports the first
 // violation. Intervals are i64 and over-approximate: any doubt (a possible
-// wrap, a value the inference cannot follow) means the checked copy.
+// wrap, a value the inference cannot follow) means the checked copy. A
+// check inside a branch is decided for the threads that take it: the
+// branch's comparison (`if i < n:`) narrows its operands' intervals there,
+// so that a guarded edge block takes the copy without checks too.
 #pragma once
 
 #include <array>
@@ -64,11 +67,26 @@ private:
         const ir::op* op;
         int result;
     };
+    // A branch a check lies in: the if, and which side (0: its condition held).
+    struct guard
+    {
+        const ir::op* branch;
+        int side;
+    };
+    struct check_site
+    {
+        const ir::op* check;
+        std::vector<guard> guards; // outermost first
+    };
 
     void index(const ir::region& r);
     bool follows(ir::value_id id) const;
     bool any_check(const ir::op& o, bool& all_followed) const;
-    void collect_checks(const ir::op& o, std::vector<const ir::op*>& out) const;
+    void collect_checks(const ir::op& o, std::vector<guard>& guards, std::vector<check_site>& out) const;
+    std::vector<check_site> checks_in(const std::vector<const ir::op*>& ops) const;
+    // An i1: no thread gets past `g` (an interval it narrows is empty); its narrowed intervals go
+    // into the memo.
+    llvm::Value* narrow(const guard& g);
     interval of(ir::value_id id);
     interval compute(ir::value_id id);
     interval operation(const ir::op& o, int result);
