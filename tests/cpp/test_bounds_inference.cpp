@@ -15,6 +15,7 @@
 
 #include "codegen/cpu/bounds_inference.hpp"
 #include "flyrt/builder.hpp"
+#include "kernel_index.hpp"
 
 using namespace flyrt;
 using ir::scalar;
@@ -32,13 +33,7 @@ void build_guarded_store(ir::module& m)
     ir::function_builder k(
         m, "copy", ir::function_kind::kernel, {ptr_f32, i32, i32}, {"x", "n", "size"}, {"copy.py", 1});
     const auto& p = k.parameters();
-    auto i = k.binary(ir::arith::add,
-                      k.binary(ir::arith::mul,
-                               k.special(ir::special_register::block_idx, 0, 2),
-                               k.special(ir::special_register::block_dim, 0, 2),
-                               2),
-                      k.special(ir::special_register::thread_idx, 0, 2),
-                      2);
+    auto i = test::global_index(k, 2);
     auto guard = k.begin_if(k.compare(ir::predicate::lt, i, p[1], 3), 3);
     k.enter(guard, 0);
     auto inside = k.binary(ir::arith::bit_and,

@@ -11,6 +11,7 @@
 #include "jit/code_bundle.hpp"
 #include "jit/compiler.hpp"
 #include "jit/jit_engine.hpp"
+#include "kernel_index.hpp"
 
 using namespace flyrt;
 using ir::scalar;
@@ -32,13 +33,7 @@ void build_saxpy(ir::module& m)
                            {"x", "y", "a", "n"},
                            {"saxpy.py", 1});
     const auto& p = k.parameters();
-    auto i = k.binary(ir::arith::add,
-                      k.binary(ir::arith::mul,
-                               k.special(ir::special_register::block_idx, 0, 2),
-                               k.special(ir::special_register::block_dim, 0, 2),
-                               2),
-                      k.special(ir::special_register::thread_idx, 0, 2),
-                      2);
+    auto i = test::global_index(k, 2);
     auto inside = k.begin_if(k.compare(ir::predicate::lt, i, p[3], 3), 3);
     k.enter(inside, 0);
     auto v = k.fma(p[2], k.load(p[0], i, 4), k.load(p[1], i, 4), 4);
