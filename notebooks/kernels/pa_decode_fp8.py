@@ -510,7 +510,7 @@ def compile_pa_decode_ps(softmax_scale=None, trans_v=False, needs_mask=True, que
                             partial_out: fx.Tensor, partial_lse: fx.Tensor, partial_ranges: fx.Tensor,
                             arrivals: fx.Tensor, out: fx.Tensor, head_size: fx.Constexpr[int],
                             block_size: fx.Constexpr[int], combine_threads: fx.Constexpr[int] = 128,
-                            stages: fx.Constexpr[int] = 1, one_launch: fx.Constexpr[bool] = True):
+                            stages: fx.Constexpr[int] = 1, one_launch: fx.Constexpr[bool] = False):
         # (the matrix-unit kernel's: combine_threads, when a combine kernel of its own combines, and stages)
         workers = worker_offsets.shape[0] - 1
         if fx.const_expr(_mma_kernel_wanted() and use_mma and head_size in (64, 128) and block_size == 16):
@@ -636,7 +636,8 @@ def pa_decode_ps_prepare(query, key_cache, value_cache, block_tables, context_le
     matrix-unit kernel's STAGES and ONE_LAUNCH; flyc.autotune: the first
     prepare of a layout times them, running steps into `out`. Else about two
     work items per worker, and 8 workers on the CPU, 16 per multiprocessor on
-    a GPU, one stage, one launch."""
+    a GPU, one stage, and the partials combined by a kernel of their own (on
+    the H200 it beat the last block to arrive in every layout measured)."""
     if out is None:
         on = _placement(query)
         out = np.empty_like(query) if on is np.asarray else on(np.empty(query.shape, np.float32)).to(query.dtype)
@@ -690,7 +691,7 @@ class _Step:
     """One decode step on `buffers` (_decode_buffers), the matrix-unit kernel as chosen: call it to run it;
     `launcher` and `args` are what it launches (to lower it without running it)."""
 
-    def __init__(self, buffers, stages=1, one_launch=True):
+    def __init__(self, buffers, stages=1, one_launch=False):
         self.buffers = buffers
         self.launcher, args, self._arrivals = buffers
         self.args = (*args, stages, one_launch)

@@ -113,13 +113,12 @@ def test_the_matrix_unit_kernel_matches_the_reference(name, monkeypatch):
     monkeypatch.setattr(pa, "USE_MMA_KERNEL", True)
     options = dict(CASES[name])
     case = make_case(seed=len(name), **options)
-    launcher = compile_pa_decode_ps(None, False, True, options.get("num_q_heads", 4) // options.get("num_kv_heads", 1),
-                                    options.get("per_token", False), options.get("query_length", 1),
-                                    options.get("fmt", "e4m3fnuz"))["launch"]
-    out = pa_decode_ps_launch(**case, workers=3)
+    step, out = pa.pa_decode_ps_prepare(**case, workers=3)
+    step()
     ok, max_diff, _ = check(out, pa_decode_reference(**case), options.get("variable_lengths", False))
     assert ok, max_diff
-    kernels = "\n".join(line for line in launcher.last_ir.splitlines() if line.startswith("kernel @"))
+    ir = step.launcher.lower(*step.args, target="cpu").ir  # what the step runs
+    kernels = "\n".join(line for line in ir.splitlines() if line.startswith("kernel @"))
     assert ("pa_decode_mma_kernel" in kernels) == (options.get("block_size", 16) == 16)
 
 
