@@ -10,12 +10,12 @@
 #      (bench_fleet.py --gpus 0,0)
 #   5. the cache-hit launch and the helper edit (bench_gpu.py launch)
 # A step that fails or runs out of time is reported and the next one runs.
-#   scripts/gpu_quick.sh [seconds for steps 2 3 4 5, default 90 100 80 40]
+#   scripts/gpu_quick.sh [seconds for steps 2 3 4 5, default 90 100 120 40]
 set -uo pipefail
 cd "$(dirname "$0")/.."
 logs=${LOGS:-${OUT:-/tmp/xflydsl-quick}}
 mkdir -p "$logs"
-read -r -a limits <<<"${*:-90 100 80 40}"
+read -r -a limits <<<"${*:-90 100 120 40}"
 export PYTHONUNBUFFERED=1 PYDEVD_DISABLE_FILE_VALIDATION=1 PYTHONDONTWRITEBYTECODE=1
 
 step() {
