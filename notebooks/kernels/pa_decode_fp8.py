@@ -8,15 +8,17 @@ page size are specialization constants taken from the cache shapes.
 
 Work: a host-side builder splits each (sequence, kv head) context into page
 ranges and hands them to a fixed number of workers. On GPUs (pages of 16,
-heads up to 128) a worker is one warp on the matrix units (fx.mma). Else a
-worker's threads are query rows of one kv head's group (group x query
+heads up to 128) a worker is one warp on the matrix units (fx.mma), with one
+or two pages in flight through shared memory when the tuner finds that pays.
+Else a worker's threads are query rows of one kv head's group (group x query
 length; up to 16 per block, more rows take more blocks); it stages K and V
 dequantized in shared memory up to 16 tokens at a time (8 past head size
 128), then each thread scores them and updates its online softmax (exp2)
 once per tile, keeping its output row in shared memory. Each work item leaves a
-partial output and its log-sum-exp; the last block to finish its part of a
-(sequence, kv head) combines that context's partials with LSE weights and
-writes the query's dtype, in the same launch.
+partial output and its log-sum-exp, which are combined with LSE weights into
+the query's dtype: by a kernel of their own (the matrix-unit kernel's
+default), or in the same launch by the last block to finish its part of a
+(sequence, kv head).
 
 Shapes: query [num_seqs * query_length, num_q_heads, head_size]; caches
 [num_blocks, num_kv_heads, block_size, head_size] (V: [..., head_size,
@@ -37,7 +39,7 @@ from flyrt import fp8
 
 LOG2E = 1.4426950408889634
 LANES = 8
-REDUCE_STEP = 4  # partial results the last block to arrive combines per step
+REDUCE_STEP = 4  # partial results a combining thread weighs per step
 # The matrix-unit kernel (fx.mma): None runs it on GPUs only, True everywhere
 # (the CPU computes its matrix products exactly: slow, for checking it), False never.
 USE_MMA_KERNEL = None
