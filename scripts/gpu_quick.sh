@@ -8,14 +8,16 @@
 #   3. PA decode as tuned against the Triton peer (bench_gpu.py pa-quick)
 #   4. the regression notebooks through the pytest plugin, serial and -n 2
 #      (bench_fleet.py --gpus 0,0)
-#   5. the cache-hit launch and the helper edit (bench_gpu.py launch)
+#   5. Nsight Compute on PA decode's small shape as tuned (speed of light,
+#      occupancy, warp stalls: what bounds it)
+#   6. the cache-hit launch and the helper edit (bench_gpu.py launch)
 # A step that fails or runs out of time is reported and the next one runs.
-#   scripts/gpu_quick.sh [seconds for steps 2 3 4 5, default 90 100 120 40]
+#   scripts/gpu_quick.sh [seconds for steps 2 to 6, default 90 100 120 60 40]
 set -uo pipefail
 cd "$(dirname "$0")/.."
 logs=${LOGS:-${OUT:-/tmp/xflydsl-quick}}
 mkdir -p "$logs"
-read -r -a limits <<<"${*:-90 100 120 40}"
+read -r -a limits <<<"${*:-90 100 120 60 40}"
 export PYTHONUNBUFFERED=1 PYDEVD_DISABLE_FILE_VALIDATION=1 PYTHONDONTWRITEBYTECODE=1
 
 step() {
@@ -38,4 +40,8 @@ step gpu-tests "${limits[0]}" python -m pytest tests/gpu/test_cuda_pa_decode.py 
     -k "variant or seed_flow or host_function or tuner or do_bench"
 step pa-quick "${limits[1]}" python tests/bench/bench_gpu.py pa-quick
 step fleet "${limits[2]}" python tests/bench/bench_fleet.py --gpus 0,0 6
-step launch "${limits[3]}" python tests/bench/bench_gpu.py launch
+ncu=$(command -v ncu || compgen -G "/opt/nvidia/nsight-compute/*/ncu" | head -1 || echo ncu)
+step profile "${limits[3]}" "$ncu" --profile-from-start off --clock-control none -k regex:pa_ \
+    --section SpeedOfLight --section Occupancy --section WarpStateStats --section LaunchStats \
+    python tests/bench/gpu/pa_decode_profile.py 16 16 1 4096 e4m3fn
+step launch "${limits[4]}" python tests/bench/bench_gpu.py launch
