@@ -126,6 +126,12 @@ def _token_scales(k_scale, v_scale, block, kv_head, tq):
     return [k_scale[block, kv_head, t] for t in tokens], [v_scale[block, kv_head, t] for t in tokens]
 
 
+def _matrix_unit_fits(rows, head_size, block_size, trans_v):
+    """Whether the matrix-unit kernel takes a shape: up to 16 query rows a kv head (group x query length),
+    heads of 64 or 128, pages of 16, V not transposed."""
+    return rows <= 16 and not trans_v and head_size in (64, 128) and block_size == 16
+
+
 def _mma_kernel_wanted():
     """Whether this trace launches the matrix-unit kernel (USE_MMA_KERNEL's rule)."""
     target = fx.target()
@@ -503,8 +509,6 @@ def compile_pa_decode_ps(softmax_scale=None, trans_v=False, needs_mask=True, que
                 merged = fx.fma(fx.Vector.load(totals, (other, LANES * column), LANES), scale, merged)
             (merged / merged_weight).store(out, (seq * query_length + q_index, kv_head * group + g, LANES * column))
 
-    use_mma = rows <= 16 and not trans_v
-
     @flyc.jit
     def launch_pa_decode_ps(query: fx.Tensor, key_cache: fx.Tensor, value_cache: fx.Tensor,
                             block_tables: fx.Tensor, context_lengths: fx.Tensor, k_scale: fx.Tensor,
@@ -515,7 +519,7 @@ def compile_pa_decode_ps(softmax_scale=None, trans_v=False, needs_mask=True, que
                             stages: fx.Constexpr[int] = 1, one_launch: fx.Constexpr[bool] = False):
         # (the matrix-unit kernel's: combine_threads, when a combine kernel of its own combines, and stages)
         workers = worker_offsets.shape[0] - 1
-        if fx.const_expr(_mma_kernel_wanted() and use_mma and head_size in (64, 128) and block_size == 16):
+        if fx.const_expr(_mma_kernel_wanted() and _matrix_unit_fits(rows, head_size, block_size, trans_v)):
             pa_decode_mma_kernel(query, key_cache, value_cache, block_tables, context_lengths, k_scale, v_scale,
                                  work, worker_offsets, partial_out, partial_lse, partial_ranges, arrivals, out,
                                  head_size, block_size, stages, one_launch).launch(
@@ -608,14 +612,17 @@ def _plan_for(inputs, pages_per_work, blocks_per_sm, stages, one_launch):
 
 def _split_choices(configs, named):
     """The split is a GPU's choice, and only when the caller left `workers` to it; the matrix-unit
-    kernel's variants, a GPU's."""
-    *_, on_gpu, workers = named["layout"]
+    kernel's variants a GPU's, where that kernel takes the shape (the other ignores them)."""
+    q_shape, kv_shape, *_, query_length, trans_v, _, on_gpu, workers = named["layout"]
     open_split = on_gpu and workers is None
+    rows = q_shape[1] // kv_shape[0] * query_length
+    variants = on_gpu and _matrix_unit_fits(rows, q_shape[2], kv_shape[1], trans_v)
     return [c for c in configs if (open_split or c.kwargs["blocks_per_sm"] == DEFAULT_BLOCKS_PER_SM)
-            and (on_gpu or (c.kwargs["stages"], c.kwargs["one_launch"]) == (1, True))]
+            and (variants or (c.kwargs["stages"], c.kwargs["one_launch"]) == (1, False))]
 
 
-# 80 configs on a GPU: about 12 ms of timing each keeps a layout's tuning near a second.
+# 80 configs on a GPU (20 where the matrix-unit kernel does not take the shape): about 12 ms of timing
+# each keeps a layout's tuning near a second.
 @flyc.autotune(configs=[flyc.Config({"pages_per_work": p, "blocks_per_sm": b, "stages": s,
                                      "one_launch": one})
                         for p in PAGES_PER_WORK for b in BLOCKS_PER_SM for s in STAGES for one in ONE_LAUNCH],

@@ -154,6 +154,23 @@ def test_the_combine_kernel_spreads_a_long_contexts_many_partials_over_its_threa
     assert ok, max_diff
 
 
+@pytest.mark.parametrize("q_heads, head, page, on_gpu, workers, splits, variants", [
+    (16, 128, 16, True, None, 20, 4),  # the matrix-unit kernel's shape on a GPU: every choice
+    (16, 256, 16, True, None, 20, 1),  # the other kernel's: its variants would time one kernel four times
+    (32, 128, 16, True, None, 20, 1),  # 32 query rows a kv head: the other kernel
+    (16, 128, 64, True, None, 20, 1),  # pages of 64: the other kernel
+    (16, 128, 16, True, 40, 5, 4),  # workers given: no split to choose
+    (16, 128, 16, False, None, 5, 1),  # the CPU: pages per work item alone
+])
+def test_the_tuner_tries_what_can_differ(q_heads, head, page, on_gpu, workers, splits, variants):
+    layout = ((4, q_heads, head), (1, page, head), "e4m3fnuz", 4, 64, 16, 1, False, False, on_gpu, workers)
+    kept = pa._split_choices(pa._tuned_decode_step.configs, {"layout": layout})
+    assert len({(c.kwargs["pages_per_work"], c.kwargs["blocks_per_sm"]) for c in kept}) == splits
+    assert len(kept) == splits * variants
+    if variants == 1:
+        assert {(c.kwargs["stages"], c.kwargs["one_launch"]) for c in kept} == {(1, False)}  # the defaults
+
+
 def test_tuned_pages_per_work_match_the_reference_and_re_tune_after_a_helper_edit(monkeypatch):
     """pages_per_work="tuned" (a GPU's default): each choice runs, the best is
     kept per batch layout, and an edit of a helper the kernels call re-tunes."""
