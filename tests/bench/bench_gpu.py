@@ -284,8 +284,9 @@ def pa_decode(copy):
 
 def pa_decode_quick(copy):
     """PA decode as users get it (fast mode, the tuner's choice) beside the kernel's other variants at the
-    tuner's pages per work item and split, and the Triton peer at the config `tune` found for the shape
-    on this machine kind (triton_pa_decode.TUNED): per-tensor scales, both formats."""
+    tuner's pages per work item and split, the default checked mode as tuned, and the Triton peer at the
+    config `tune` found for the shape on this machine kind (triton_pa_decode.TUNED): per-tensor scales,
+    both formats."""
     import triton_pa_decode
 
     print(f"\nPA decode, GPU us per call (CUDA graph replay, the KV cache cycling through > 256 MB); "
@@ -319,6 +320,13 @@ def pa_decode_quick(copy):
                         variant = [pa._Step(step.buffers, stages, one) for step in steps]
                         rows.append((graph_time(variant), f"flyrt, same split, {stages} stages, "
                                                           f"{'one launch' if one else 'combine kernel'}"))
+            with bounds_checks(True):  # the default mode, as a notebook runs it: tuned for it apart
+                checked = [pa.pa_decode_ps_prepare(**c)[0] for c in cases]
+                mode_best = pa._tuned_decode_step.best_config.kwargs
+                checked_s = graph_time(checked)
+                rows.append((checked_s, "flyrt, checks on (the default), tuned: {pages_per_work}, {blocks_per_sm}/SM, "
+                                        "{stages} stages".format(**mode_best)))
+                flyrt.synchronize()  # what the checked replays reported
             inputs = [{k: c[k] for k in ("query", "key_cache", "value_cache", "block_tables", "context_lengths",
                                          "k_scale", "v_scale")} for c in cases]
             config = triton_pa_decode.TUNED[shape, fmt]
@@ -335,11 +343,12 @@ def pa_decode_quick(copy):
             fastest = sorted((ms, tuple(c.kwargs.values())) for c, ms in tuner.items() if ms is not None)
             print("      the tuner's do_bench (L2 flushed), fastest first: "
                   + ", ".join(f"{choice} {ms * 1e3:.1f} us" for ms, choice in fastest[:5]), flush=True)
-            summary.append((shape, fmt, tuned, min(seconds for seconds, _ in rows[:-1]), triton_s))
-    print("\nsummary, us: shape, format, flyrt tuned, flyrt best variant, Triton, tuned / Triton")
-    for shape, fmt, tuned, best_variant, triton_s in summary:
-        print(f"  {shape} {fmt:<9} {tuned * 1e6:8.1f} {best_variant * 1e6:8.1f} {triton_s * 1e6:8.1f} "
-              f"{tuned / triton_s:6.2f}x")
+            summary.append((shape, fmt, tuned, min(seconds for seconds, who in rows if who.startswith("flyrt, ")
+                                                   and "checks on" not in who), checked_s, triton_s))
+    print("\nsummary, us: shape, format, flyrt tuned, flyrt best variant, flyrt checked, Triton, tuned / Triton")
+    for shape, fmt, tuned, best_variant, checked_s, triton_s in summary:
+        print(f"  {shape} {fmt:<9} {tuned * 1e6:8.1f} {best_variant * 1e6:8.1f} {checked_s * 1e6:8.1f} "
+              f"{triton_s * 1e6:8.1f} {tuned / triton_s:6.2f}x")
 
 
 def device_case(seqs, q_heads, kv_heads, head, page, context, fmt, per_token, seed):
