@@ -12,12 +12,12 @@
 #      occupancy, warp stalls: what bounds it)
 #   6. the cache-hit launch and the helper edit (bench_gpu.py launch)
 # A step that fails or runs out of time is reported and the next one runs.
-#   scripts/gpu_quick.sh [seconds for steps 2 to 6, default 90 100 120 60 40]
+#   scripts/gpu_quick.sh [seconds for steps 2 to 6, default 90 130 120 60 40]
 set -uo pipefail
 cd "$(dirname "$0")/.."
 logs=${LOGS:-${OUT:-/tmp/xflydsl-quick}}
 mkdir -p "$logs"
-read -r -a limits <<<"${*:-90 100 120 60 40}"
+read -r -a limits <<<"${*:-90 130 120 60 40}"
 export PYTHONUNBUFFERED=1 PYDEVD_DISABLE_FILE_VALIDATION=1 PYTHONDONTWRITEBYTECODE=1
 
 step() {
