@@ -84,40 +84,46 @@ def _q_fragment(q_rows, rows, gq, tq, step):
                   0.0).to(fx.Float16) for i in range(8)])
 
 
-def _page_bytes(key_cache, value_cache, block, kv_head, gq, tq, head_size):
-    """What a lane of the matrix-unit kernel reads of one page, as stored (FP8 bytes, converted where used):
-    keys[half][chunk] (token 8 half + gq, 16 bytes at head dimension 64 chunk + 16 tq), and the V rows of
-    tokens 2 tq + r % 2 + 8 (r // 2) from head dimension (head_size / 8) gq on."""
-    keys = [[fx.Vector.load(key_cache, (block, kv_head, 8 * half + gq, 64 * c + 16 * tq), 16, align=16)
-             for c in range(head_size // 64)] for half in range(2)]
-    v_rows = [fx.Vector.load(value_cache, (block, kv_head, 2 * tq + r % 2 + 8 * (r // 2), (head_size // 8) * gq),
-                             head_size // 8, align=head_size // 8) for r in range(4)]
-    return keys, v_rows
-
-
-def _copy_page(stage, key_cache, value_cache, block, kv_head, lane, gq, tq, head_size, valid):
-    """Starts copying what _page_bytes reads into the lane's row of shared array `stage` (keys first, the
-    V rows from head_size / 2 on), one group of async copies; nothing is read where `valid` is false."""
+def _lane_pieces(gq, tq, head_size):
+    """What a lane of the matrix-unit kernel reads of one page, piece by piece: (from V, (token, head
+    dimension), bytes, where the piece sits in the lane's row of a stage). Its keys first, 16 bytes at
+    token 8 half + gq, head dimension 64 chunk + 16 tq; then its V rows, tokens 2 tq + r % 2 + 8 (r // 2)
+    from head dimension (head_size / 8) gq on. A generator: each piece's index is traced next to the
+    access its caller makes of it."""
     chunks = head_size // 64
     for half in range(2):
         for c in range(chunks):
-            fx.async_copy(stage, (lane, 16 * (chunks * half + c)), key_cache,
-                          (block, kv_head, 8 * half + gq, 64 * c + 16 * tq), lanes=16, mask=valid)
+            yield False, (8 * half + gq, 64 * c + 16 * tq), 16, 16 * (chunks * half + c)
     for r in range(4):
-        fx.async_copy(stage, (lane, head_size // 2 + (head_size // 8) * r), value_cache,
-                      (block, kv_head, 2 * tq + r % 2 + 8 * (r // 2), (head_size // 8) * gq),
-                      lanes=head_size // 8, mask=valid)
+        yield True, (2 * tq + r % 2 + 8 * (r // 2), (head_size // 8) * gq), head_size // 8, \
+            head_size // 2 + (head_size // 8) * r
+
+
+def _as_page(pieces, head_size):
+    """A page's pieces (as _lane_pieces orders them) as the kernel uses them: keys[half][chunk], V rows."""
+    chunks = head_size // 64
+    return [pieces[:chunks], pieces[chunks:2 * chunks]], pieces[2 * chunks:]
+
+
+def _page_bytes(key_cache, value_cache, block, kv_head, gq, tq, head_size):
+    """A lane's page, loaded as stored (FP8 bytes, converted where used)."""
+    return _as_page([fx.Vector.load(value_cache if from_v else key_cache, (block, kv_head, *at), size, align=size)
+                     for from_v, at, size, _ in _lane_pieces(gq, tq, head_size)], head_size)
+
+
+def _copy_page(stage, key_cache, value_cache, block, kv_head, lane, gq, tq, head_size, valid):
+    """Starts copying a lane's page into its row of shared array `stage`, one group of async copies;
+    nothing is read where `valid` is false."""
+    for from_v, at, size, offset in _lane_pieces(gq, tq, head_size):
+        fx.async_copy(stage, (lane, offset), value_cache if from_v else key_cache, (block, kv_head, *at),
+                      lanes=size, mask=valid)
     fx.async_commit()
 
 
-def _staged_bytes(stage, lane, head_size):
-    """_page_bytes's keys and V rows, from the lane's row of `stage` (_copy_page)."""
-    chunks = head_size // 64
-    keys = [[fx.Vector.load(stage, (lane, 16 * (chunks * half + c)), 16, align=16) for c in range(chunks)]
-            for half in range(2)]
-    v_rows = [fx.Vector.load(stage, (lane, head_size // 2 + (head_size // 8) * r), head_size // 8,
-                             align=head_size // 8) for r in range(4)]
-    return keys, v_rows
+def _staged_bytes(stage, lane, gq, tq, head_size):
+    """A lane's page from its row of `stage` (_copy_page)."""
+    return _as_page([fx.Vector.load(stage, (lane, offset), size, align=size)
+                     for _, _, size, offset in _lane_pieces(gq, tq, head_size)], head_size)
 
 
 def _token_scales(k_scale, v_scale, block, kv_head, tq):
@@ -399,7 +405,7 @@ def compile_pa_decode_ps(softmax_scale=None, trans_v=False, needs_mask=True, que
                         upcoming = block_tables[seq, fx.min(page + ahead + 1, end_page - 1)]
                         fx.async_wait(ahead)  # the oldest group, this page's, has landed
                         block = held[at]
-                        key_bytes, v_bytes = _staged_bytes(staged[at], lane, head_size)
+                        key_bytes, v_bytes = _staged_bytes(staged[at], lane, gq, tq, head_size)
                     live = page < end_page if fx.const_expr(stages > 1) else True  # a step's pages past the item's
                     if live:
                         if fx.const_expr(per_token_kv):
