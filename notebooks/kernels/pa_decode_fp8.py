@@ -240,12 +240,6 @@ def _combine_threads(head_size, most_partials):
     return columns * min(max(groups, 128 // columns), 1024 // columns)
 
 
-def _combine_shape(head_size, threads):
-    """(head-dimension columns of LANES, groups of partial slots) of the combine kernel's `threads`."""
-    columns = head_size // LANES
-    return columns, threads // columns
-
-
 # -- the compile factory, as upstream: keyed by static arguments only ------------
 
 
@@ -485,7 +479,8 @@ def compile_pa_decode_ps(softmax_scale=None, trans_v=False, needs_mask=True, que
         # A block per (sequence, kv head, row): each group of its threads weighs every `groups`-th partial
         # slot over a column of LANES head dimensions, and the first group merges the groups' sums, so
         # that one long context's many partials are read by many threads at once.
-        columns, groups = _combine_shape(head_size, threads)
+        columns = head_size // LANES
+        groups = threads // columns
         seq = fx.block_idx.x
         kv_head = fx.block_idx.y
         q_index = fx.block_idx.z // group
@@ -708,7 +703,7 @@ class _Step:
 
     def __init__(self, buffers, stages=1, one_launch=False):
         self.buffers = buffers
-        self.launcher, args, self._arrivals = buffers
+        self.launcher, args, _ = buffers
         self.args = (*args, stages, one_launch)
 
     def __call__(self):
@@ -717,7 +712,8 @@ class _Step:
         except BaseException:
             # A launch that stopped part way (an interrupt) leaves counts behind, which would make the
             # next run's last block another one.
-            self._arrivals[...] = 0
+            arrivals = self.buffers[2]
+            arrivals[...] = 0
             raise
 
 

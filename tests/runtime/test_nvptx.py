@@ -20,7 +20,7 @@ from test_block import barrier_in_while
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "notebooks"))
 
-from kernels.pa_decode_fp8 import compile_pa_decode_ps  # noqa: E402
+import kernels.pa_decode_fp8 as pa  # noqa: E402
 from kernels.pa_reference import make_case  # noqa: E402
 from kernels.softmax import softmax  # noqa: E402
 
@@ -37,13 +37,10 @@ def test_softmax_uses_shared_memory_barriers_and_shuffles():
     assert "Used" in report and "registers" in report
 
 
-def pa_arguments(case):
-    """PA decode's launcher arguments for `case` (2 sequences, 2 kv heads of 4 query heads, head 128, pages of
-    16), with a work list of one empty item: enough to lower it."""
-    return (case["query"], case["key_cache"], case["value_cache"], case["block_tables"],
-            case["context_lengths"].astype(np.int32), case["k_scale"], case["v_scale"], np.zeros((1, 5), np.int32),
-            np.zeros(2, np.int32), np.zeros((1, 1, 4, 128), np.float32), np.zeros((1, 1, 4), np.float32),
-            np.zeros((2, 2, 2), np.int32), np.zeros((2, 2, 4), np.int32), np.zeros_like(case["query"]), 128, 16)
+def pa_step(case):
+    """PA decode's step for `case`, as a call builds it (its launcher and arguments, to lower)."""
+    out = np.zeros_like(case["query"])
+    return pa._Step(pa._decode_buffers(**case, softmax_scale=None, workers=2, out=out, pages_per_work=None))
 
 
 @pytest.mark.parametrize("fmt", ["e4m3fnuz", "e4m3fn"])
@@ -51,8 +48,8 @@ def pa_arguments(case):
 def test_pa_decode_lowers_and_assembles(fmt, per_token):
     case = make_case(num_seqs=2, num_q_heads=8, num_kv_heads=2, head_size=128, context_length=64, fmt=fmt,
                      per_token=per_token)
-    launcher = compile_pa_decode_ps(None, False, True, 4, per_token, 1, fmt)["launch"]
-    lowered = launcher.lower(*pa_arguments(case), target="cuda", arch="sm_90")
+    step = pa_step(case)
+    lowered = step.launcher.lower(*step.args, target="cuda", arch="sm_90")
     assert sorted(lowered.device_code) == ["pa_combine_kernel", "pa_decode_mma_kernel"]
     for kernel, ptx in lowered.device_code.items():
         ptxas.assemble(ptx, kernel)
@@ -154,18 +151,18 @@ def test_kernels_lowered_from_threads_at_once_match_one_at_a_time():
     # once must give the code each gives alone.
     import threading
 
-    cases = [(make_case(num_seqs=2, num_q_heads=8, num_kv_heads=2, head_size=128, context_length=64, fmt=fmt), fmt)
+    cases = [make_case(num_seqs=2, num_q_heads=8, num_kv_heads=2, head_size=128, context_length=64, fmt=fmt)
              for fmt in ("e4m3fnuz", "e4m3fn")]
 
-    def lower(case, fmt):
-        launcher = compile_pa_decode_ps(None, False, True, 4, False, 1, fmt)["launch"]
-        return launcher.lower(*pa_arguments(case), target="cuda", arch="sm_90").device_code
+    def lower(case):
+        step = pa_step(case)
+        return step.launcher.lower(*step.args, target="cuda", arch="sm_90").device_code
 
-    alone = [lower(*case) for case in cases]
+    alone = [lower(case) for case in cases]
     together = [None] * len(cases)
 
     def run(i):
-        together[i] = lower(*cases[i])
+        together[i] = lower(cases[i])
 
     threads = [threading.Thread(target=run, args=(i,)) for i in range(len(cases))]
     for thread in threads:
