@@ -222,7 +222,11 @@ llvm::Value* bounds_inference::emit_verdict(llvm::IRBuilder<>& b,
     for (const check_site& site : checks_in(ops))
     {
         // Intervals narrowed by the check's branches hold in them alone: a memo of their own.
-        const auto outside = m_memo;
+        std::unordered_map<ir::value_id, interval> outside;
+        if (!site.guards.empty())
+        {
+            outside = m_memo;
+        }
         llvm::Value* unreached = b.getFalse();
         for (const guard& g : site.guards)
         {
@@ -233,7 +237,7 @@ llvm::Value* bounds_inference::emit_verdict(llvm::IRBuilder<>& b,
         all = b.CreateAnd(all, b.CreateOr(unreached, holds));
         if (!site.guards.empty())
         {
-            m_memo = outside;
+            m_memo = std::move(outside);
         }
     }
     m_b = nullptr;
