@@ -40,7 +40,8 @@ step gpu-tests "${limits[0]}" python -m pytest tests/gpu/test_cuda_pa_decode.py 
     -k "variant or seed_flow or host_function or tuner or do_bench"
 step pa-quick "${limits[1]}" python tests/bench/bench_gpu.py pa-quick
 step fleet "${limits[2]}" python tests/bench/bench_fleet.py --gpus 0,0 6
-ncu=$(command -v ncu || compgen -G "/opt/nvidia/nsight-compute/*/ncu" | head -1 || echo ncu)
+ncu=$(command -v ncu || compgen -G "/opt/nvidia/nsight-compute/*/ncu" | head -1)
+ncu=${ncu:-ncu}  # none found: the step says "ncu: command not found"
 step profile "${limits[3]}" "$ncu" --profile-from-start off --clock-control none -k regex:pa_ \
     --section SpeedOfLight --section Occupancy --section WarpStateStats --section LaunchStats \
     python tests/bench/gpu/pa_decode_profile.py 16 16 1 4096 e4m3fn

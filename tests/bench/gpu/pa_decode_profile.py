@@ -15,7 +15,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import bench_gpu  # noqa: E402  (its cases; importing it runs nothing)
+import bench_gpu  # noqa: E402  (its cases; importing it runs no benchmark, turns flyrt's disk cache off)
 import kernels.pa_decode_fp8 as pa  # noqa: E402
 from timing import bounds_checks  # noqa: E402
 
