@@ -67,9 +67,6 @@ def figures(pytester, junit="junit.xml"):
 def folder(pytester, monkeypatch):
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(pytester.path), os.environ.get("PYTHONPATH")])))
     monkeypatch.setenv("FLYDSL_RUNTIME_ENABLE_CACHE", "0")  # only --xflydsl-cache-dir turns it on
-    # this test run's own xdist worker (pytest -n) is not the inner run's: its controller would take itself for one
-    for name in ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID"):
-        monkeypatch.delenv(name, raising=False)
     return pytester.path
 
 

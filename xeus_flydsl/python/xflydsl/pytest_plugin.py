@@ -52,7 +52,9 @@ def pytest_configure(config):
     if cache:
         _share_cache(os.path.abspath(cache))
     devices = _devices(config.getoption("xflydsl_gpus"))
-    worker = os.environ.get("PYTEST_XDIST_WORKER")  # "gw0", "gw1", ... in an xdist worker
+    # "gw0", "gw1", ... in an xdist worker: xdist's own record of it, not the environment, which a
+    # pytest started from inside a worker (pytester's) inherits while being no worker itself
+    worker = getattr(config, "workerinput", {}).get("workerid")
     if worker is None:
         try:
             worker_devices.check_workers(getattr(config.option, "numprocesses", None) or 1, devices)
