@@ -6,7 +6,7 @@
 # notebooks through the kernel with nbconvert, on the GPU); with --bench also
 # the GPU benchmarks. The runtime's and FlyDSL adapter's tests run on CI from
 # the same wheel (scripts/test_pythons.sh). Executed notebooks land in
-# notebooks/_executed.
+# build/executed_notebooks.
 #   scripts/gpu_tests.sh [--bench]
 set -euo pipefail
 cd "$(dirname "$0")/.."

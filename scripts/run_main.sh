@@ -18,7 +18,7 @@ if "$python" -c "import flydsl" 2>/dev/null; then
 else
     echo "main: FlyDSL is not installed here: notebooks/flydsl_stale_cache.ipynb not run"
 fi
-out=notebooks/_executed
+out=build/executed_notebooks  # not beside the notebooks, where the regression suite collects every .ipynb
 for notebook in "${notebooks[@]}"; do
     jupyter nbconvert --to notebook --execute --ExecutePreprocessor.kernel_name=xflydsl \
         --ExecutePreprocessor.timeout=600 --output-dir "$out" "$notebook"

@@ -99,7 +99,7 @@ def cell(kernel, code):
 def main():
     print(mode_line())
     copy = Path(tempfile.mkdtemp()) / "notebooks"
-    shutil.copytree(ROOT / "notebooks", copy, ignore=shutil.ignore_patterns("_executed", "__pycache__"))
+    shutil.copytree(ROOT / "notebooks", copy, ignore=shutil.ignore_patterns("__pycache__"))
     began = time.perf_counter()
     kernel = KernelSession()
     ready = time.perf_counter() - began

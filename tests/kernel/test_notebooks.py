@@ -136,7 +136,7 @@ def test_flydsl_stale_cache_notebook_under_ipykernel_shows_what_flydsl_does_alon
 def test_helper_edit_workflow_notebook(tmp_path):
     # on a copy of the folder, though the notebook edits a copy of its own (never the folder's file)
     copy = tmp_path / "notebooks"
-    shutil.copytree(NOTEBOOKS, copy, ignore=shutil.ignore_patterns("_executed", "__pycache__"))
+    shutil.copytree(NOTEBOOKS, copy, ignore=shutil.ignore_patterns("__pycache__"))
     nb = execute(copy / "helper_edit_workflow.ipynb", tmp_path / "out")
     code = [c for c in nb.cells if c.cell_type == "code"]
     assert not any(o.output_type == "error" for c in code for o in c.outputs)
