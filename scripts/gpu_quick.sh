@@ -12,7 +12,7 @@
 #      occupancy, warp stalls: what bounds it)
 #   6. the cache-hit launch and the helper edit (bench_gpu.py launch)
 # A step that fails or runs out of time is reported and the next one runs.
-#   scripts/gpu_quick.sh [seconds for steps 2 to 6, default 90 130 120 60 40]
+#   scripts/gpu_quick.sh [seconds for steps 2 to 6, default 90 130 120 60 40; 0 skips a step]
 set -uo pipefail
 cd "$(dirname "$0")/.."
 logs=${LOGS:-${OUT:-/tmp/xflydsl-quick}}
@@ -23,6 +23,7 @@ export PYTHONUNBUFFERED=1 PYDEVD_DISABLE_FILE_VALIDATION=1 PYTHONDONTWRITEBYTECO
 step() {
     local name=$1 limit=$2 start=$SECONDS
     shift 2
+    ((limit > 0)) || return 0
     timeout --signal=INT --kill-after=5 "$limit" "$@" >"$logs/$name.log" 2>&1
     local status=$?
     # Kernels that a stopped step left running (each in a session of its own, out of timeout's
@@ -36,8 +37,8 @@ step setup 60 scripts/gpu_setup.sh
 source "${FLYRT_GPU_WORK:-/tmp/xflydsl-gpu}/env.sh"
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv >"$logs/gpu.csv" 2>&1
 step gpu-tests "${limits[0]}" python -m pytest tests/gpu/test_cuda_pa_decode.py tests/gpu/test_cuda_tuning.py \
-    --confcutdir=tests/gpu -p no:cacheprovider -q -rs --maxfail=5 \
-    -k "variant or seed_flow or host_function or tuner or do_bench"
+    tests/gpu/test_cuda_ops.py --confcutdir=tests/gpu -p no:cacheprovider -q -rs --maxfail=5 \
+    -k "variant or seed_flow or host_function or tuner or do_bench or approximate"
 step pa-quick "${limits[1]}" python tests/bench/bench_gpu.py pa-quick
 step fleet "${limits[2]}" python tests/bench/bench_fleet.py --gpus 0,0 6
 ncu=$(command -v ncu || compgen -G "/opt/nvidia/nsight-compute/*/ncu" | head -1)

@@ -20,6 +20,9 @@ the query's dtype: by a kernel of their own (the matrix-unit kernel's
 default), or in the same launch by the last block to finish its part of a
 (sequence, kv head).
 
+The softmax's exp2 is the GPU's one instruction (``approx=True``, within 2
+ulp; the CPU computes it exactly, so the CPU checks stay exact).
+
 Shapes: query [num_seqs * query_length, num_q_heads, head_size]; caches
 [num_blocks, num_kv_heads, block_size, head_size] (V: [..., head_size,
 block_size] with trans_v); block_tables [num_seqs, max_blocks];
@@ -52,6 +55,18 @@ USE_MMA_KERNEL = None
 MMA_BLOCKS_PER_SM = {("e4m3fn", 1): {"nvptx": 16, "amdgpu": 8}, ("e4m3fn", 2): {"nvptx": 12, "amdgpu": 8},
                      ("e4m3fn", 3): {"nvptx": 12, "amdgpu": 8}, ("e4m3fnuz", 1): {"nvptx": 12, "amdgpu": 8},
                      ("e4m3fnuz", 2): {"nvptx": 8, "amdgpu": 8}, ("e4m3fnuz", 3): {"nvptx": 8, "amdgpu": 8}}
+
+
+
+
+def _mma_blocks_per_sm(fp8_format, stages, warps):
+    """The matrix-unit kernel's occupancy hint per target: MMA_BLOCKS_PER_SM's single-warp blocks as blocks of
+    `warps`, and for blocks of several at most 3 (ptxas on sm_90: e4m3fn's merge spilled 60 bytes at 4, none
+    at 3), or 2 with pages in flight (their shared memory, 86 KB at head size 128, holds no more on an H200;
+    no spills there)."""
+    most = (2 if stages > 1 else 3) if warps > 1 else None
+    return {target: max(1, min(blocks // warps, most or blocks))
+            for target, blocks in MMA_BLOCKS_PER_SM[fp8_format, stages].items()}
 
 
 # -- helpers the kernel calls (module level, as upstream) ------------------------
@@ -173,6 +188,69 @@ def _normalize(acc, row, head_size, total, out, slot, q_index, g):
         (fx.Vector.load(acc, (row, d), LANES) * inv).store(out, (slot, q_index, g, d))
 
 
+def _share_rows(row_stats, parts, peaks, totals, out_frags, warps, warp, lane, gq, tq):
+    """A block's warps (each over pages of its own) at an item's end: their row peaks and softmax totals
+    (rows gq and gq + 8) meet in shared `row_stats` [2, warps, 16], each warp rescales its output rows to
+    the block's peaks, and warps 1.. leave theirs in `parts` [warps - 1, 32 lanes, fragments x 4, and 4 more
+    floats: a quarter warp's 16-byte stores in different banks]. Returns (the block's peaks, their bases:
+    0 for a row with no visible token, the rescaled fragments)."""
+    if tq == 0:
+        for h in fx.range_constexpr(2):
+            row_stats[0, warp, gq + 8 * h] = peaks[h]
+            row_stats[1, warp, gq + 8 * h] = totals[h]
+    fx.barrier()
+    tops = []
+    for h in fx.range_constexpr(2):
+        top = row_stats[0, 0, gq + 8 * h]
+        for w in fx.range_constexpr(1, warps):
+            top = fx.max(top, row_stats[0, w, gq + 8 * h])
+        tops.append(top)
+    bases = [fx.select(top == float("-inf"), 0.0, top) for top in tops]
+    factors = [fx.exp2(peaks[h] - bases[h], approx=True) for h in range(2)]
+    rescale = fx.Vector.from_elements([factors[0], factors[0], factors[1], factors[1]])
+    out_frags = [o * rescale for o in out_frags]
+    if warp > 0:
+        for j, o in enumerate(out_frags):
+            o.store(parts, (warp - 1, lane, 4 * j), align=16)
+    fx.barrier()
+    return tops, bases, out_frags
+
+
+def _gather_rows(row_stats, parts, bases, out_frags, warps, lane, gq):
+    """Warp 0's half of _share_rows: (the block's softmax totals of rows gq and gq + 8, its output
+    fragments: the sum of every warp's)."""
+    totals = []
+    for h in fx.range_constexpr(2):
+        total = 0.0
+        for w in fx.range_constexpr(warps):
+            total = total + row_stats[1, w, gq + 8 * h] * fx.exp2(row_stats[0, w, gq + 8 * h] - bases[h], approx=True)
+        totals.append(total)
+    merged = []
+    for j, o in enumerate(out_frags):
+        for w in fx.range_constexpr(warps - 1):
+            o = o + fx.Vector.load(parts, (w, lane, 4 * j), 4, align=16)
+        merged.append(o)
+    return totals, merged
+
+
+def _store_partial(partial_out, partial_lse, slot, peaks, totals, out_frags, v_factor, rows, group, gq, tq,
+                   head_size):
+    """A warp's rows gq and gq + 8 (peaks, softmax totals, output fragments) as partial result `slot`:
+    the output normalized (times the V scale `v_factor`), and its log-sum-exp."""
+    for i in fx.range_constexpr(4):
+        row = gq + 8 * (i // 2)
+        total = totals[i // 2]
+        factor = fx.select(total > 0.0, v_factor / total, 0.0)
+        if row < rows:
+            # the lane's head dimensions (head_size / 8) (2 tq + i % 2) on are consecutive: one wide store
+            (fx.Vector.from_elements([out_frags[j][i] for j in range(head_size // 8)]) * factor).store(
+                partial_out, (slot, row // group, row % group, (head_size // 8) * (2 * tq + i % 2)), align=16)
+    if tq == 0:
+        for h in fx.range_constexpr(2):
+            if gq + 8 * h < rows:
+                partial_lse[slot, (gq + 8 * h) // group, (gq + 8 * h) % group] = peaks[h] + fx.log2(totals[h])
+
+
 def _last_to_arrive(arrivals, index, count, ticket, thread):
     """Whether this block is the last of the `count` that compute parts of
     arrivals[index]'s context: every thread's partial results fenced
@@ -221,11 +299,11 @@ def _weighed(partial_out, partial_lse, start, end, stride, q_index, g, d):
         for k in fx.range_constexpr(REDUCE_STEP):
             new_peak = fx.max(new_peak, lse[k])
         base = fx.select(new_peak == float("-inf"), 0.0, new_peak)  # no visible token yet
-        rescale = fx.exp2(peak - base)
+        rescale = fx.exp2(peak - base, approx=True)
         weights = weights * rescale
         total = total * rescale
         for k in fx.range_constexpr(REDUCE_STEP):
-            weight = fx.exp2(lse[k] - base)
+            weight = fx.exp2(lse[k] - base, approx=True)
             weights = weights + weight
             total = fx.fma(parts[k], weight, total)
         peak = new_peak
@@ -317,10 +395,10 @@ def compile_pa_decode_ps(softmax_scale=None, trans_v=False, needs_mask=True, que
                         scores[t, token] = score
                         tile_peak = fx.max(tile_peak, score)
                     if tile_peak > float("-inf"):  # a visible token so far
-                        rescale = fx.exp2(peak - tile_peak)
+                        rescale = fx.exp2(peak - tile_peak, approx=True)
                         total = total * rescale
                         for token in range(tile):
-                            weight = fx.exp2(scores[t, token] - tile_peak)  # 0 for a masked token
+                            weight = fx.exp2(scores[t, token] - tile_peak, approx=True)  # 0 for a masked token
                             scores[t, token] = weight
                             total = total + weight
                         for d in range(0, head_size, LANES):
@@ -339,69 +417,81 @@ def compile_pa_decode_ps(softmax_scale=None, trans_v=False, needs_mask=True, que
                          fx.block_idx.y * block_rows, block_rows, t, block_rows, group, query_length, head_size)
             fx.barrier()
 
-    @flyc.kernel(known_block_size=(32, 1, 1))
+    @flyc.kernel
     def pa_decode_mma_kernel(query: fx.Tensor, key_cache: fx.Tensor, value_cache: fx.Tensor,
                              block_tables: fx.Tensor, context_lengths: fx.Tensor, k_scale: fx.Tensor,
                              v_scale: fx.Tensor, work: fx.Tensor, worker_offsets: fx.Tensor,
                              partial_out: fx.Tensor, partial_lse: fx.Tensor, partial_ranges: fx.Tensor,
                              arrivals: fx.Tensor, out: fx.Tensor, head_size: fx.Constexpr[int],
                              block_size: fx.Constexpr[int], stages: fx.Constexpr[int],
-                             one_launch: fx.Constexpr[bool]):
-        # One warp per block; its lanes as the matrix units see them: gq = lane // 4, tq = lane % 4.
+                             one_launch: fx.Constexpr[bool], warps: fx.Constexpr[int]):
+        # A block of `warps` warps per work item: warp w computes the item's pages w, w + warps, .., and
+        # the warps' results are merged in shared memory (_share_rows). A warp's lanes as the matrix units
+        # see them: gq = lane // 4, tq = lane % 4.
         scale = softmax_scale if fx.const_expr(softmax_scale is not None) else 1.0 / math.sqrt(head_size)
-        lane = fx.thread_idx.x
+        thread = fx.thread_idx.x
+        lane = thread % 32
+        warp = thread // 32 if fx.const_expr(warps > 1) else 0  # (a Python 0: the block's control flow is uniform)
         gq = lane // 4
         tq = lane % 4
         steps = head_size // 16  # along the head dimension, 16 at a time
         q_rows = fx.shared((16, head_size), fx.Float16)  # as the matrix units take them, read every page
         ticket = fx.shared((1,), fx.Int32)
-        # a lane's row of each stage: head_size bytes and 16 more, so that the lanes' 16-byte reads of a
+        # a thread's row of each stage: head_size bytes and 16 more, so that the lanes' 16-byte reads of a
         # quarter warp fall in different banks
-        staged = [fx.shared((32, head_size + 16), key_cache.dtype) for _ in range(stages if stages > 1 else 0)]
+        staged = [fx.shared((32 * warps, head_size + 16), key_cache.dtype)
+                  for _ in range(stages if stages > 1 else 0)]
+        if fx.const_expr(warps > 1):  # what the warps hand each other at an item's end (_share_rows)
+            row_stats = fx.shared((2, warps, 16), fx.Float32)
+            parts = fx.shared((warps - 1, 32, head_size // 2 + 4), fx.Float32)
         for item in range(worker_offsets[fx.block_idx.x], worker_offsets[fx.block_idx.x + 1]):
             seq = work[item, 0]
             kv_head = work[item, 1]
             context_length = context_lengths[seq]
             row_scale = scale * LOG2E * (1.0 if fx.const_expr(per_token_kv) else k_scale[0])
-            if lane < rows:
-                _load_q_fragments(query, q_rows, lane, seq * query_length + lane // group,
-                                  kv_head * group + lane % group, head_size, row_scale)
-            fx.barrier()  # lanes read each other's rows: the warp's stores first (GPUs do not run it in lockstep)
+            if thread < rows:
+                _load_q_fragments(query, q_rows, thread, seq * query_length + thread // group,
+                                  kv_head * group + thread % group, head_size, row_scale)
+            fx.barrier()  # lanes read each other's rows: the stores first (GPUs do not run a warp in lockstep)
             peak_a = peak_b = float("-inf")  # rows gq and gq + 8
             sum_a = sum_b = 0.0  # this lane's share of their softmax denominators
             out_frags = [fx.Vector.zeros(4, fx.Float32) for _ in range(head_size // 8)]
+            # Warp w computes pages first_page + w, first_page + w + warps, ..: the warps step through the
+            # item together (the loop's bounds the block's), a warp's page past the item's masked.
             first_page = work[item, 2]
             end_page = work[item, 3]
             # With stages > 1 a lane keeps stages - 1 pages' bytes in flight (async copies into shared memory,
             # each stage an array of its own) and computes on the oldest; with 1 it loads each page as it
             # computes it. Either way the block-table entries are read a page ahead.
             ahead = stages - 1
-            upcoming = block_tables[seq, first_page]
+            upcoming = block_tables[seq, fx.min(first_page + warp, end_page - 1)]
             held = [upcoming] * stages  # the block of the page each stage holds
             for a in fx.range_constexpr(ahead):
-                page = first_page + a
-                _copy_page(staged[a], key_cache, value_cache, upcoming, kv_head, lane, gq, tq, head_size,
+                page = first_page + a * warps + warp
+                _copy_page(staged[a], key_cache, value_cache, upcoming, kv_head, thread, gq, tq, head_size,
                            page < end_page)
                 held = [upcoming if i == a else b for i, b in enumerate(held)]
-                upcoming = block_tables[seq, fx.min(page + 1, end_page - 1)]
-            for base in range(first_page, end_page, stages):
+                upcoming = block_tables[seq, fx.min(page + warps, end_page - 1)]
+            for base in range(first_page, end_page, stages * warps):
                 for at in fx.range_constexpr(stages):
-                    page = base + at
+                    page = base + at * warps + warp
                     if fx.const_expr(stages == 1):
                         block = upcoming
-                        upcoming = block_tables[seq, fx.min(page + 1, end_page - 1)]
+                        upcoming = block_tables[seq, fx.min(page + warps, end_page - 1)]
                         key_bytes, v_bytes = _page_bytes(key_cache, value_cache, block, kv_head, gq, tq, head_size)
                     else:
                         into = (at + ahead) % stages  # the stage computed on a page ago
-                        _copy_page(staged[into], key_cache, value_cache, upcoming, kv_head, lane, gq, tq, head_size,
-                                   page + ahead < end_page)
+                        _copy_page(staged[into], key_cache, value_cache, upcoming, kv_head, thread, gq, tq,
+                                   head_size, page + ahead * warps < end_page)
                         held = [upcoming if i == into else b for i, b in enumerate(held)]
-                        upcoming = block_tables[seq, fx.min(page + ahead + 1, end_page - 1)]
+                        upcoming = block_tables[seq, fx.min(page + (ahead + 1) * warps, end_page - 1)]
                         fx.async_wait(ahead)  # the oldest group, this page's, has landed
                         block = held[at]
-                        key_bytes, v_bytes = _staged_bytes(staged[at], lane, gq, tq, head_size)
-                    live = page < end_page if fx.const_expr(stages > 1) else True  # a step's pages past the item's
-                    if live:
+                        key_bytes, v_bytes = _staged_bytes(staged[at], thread, gq, tq, head_size)
+                    # a step's pages past the item's: skipped by a block's one warp, masked where the warps of
+                    # a block must reach each mma together
+                    live = page < end_page if fx.const_expr(stages > 1 or warps > 1) else True
+                    if fx.const_expr(warps > 1) or live:
                         if fx.const_expr(per_token_kv):
                             k_scales, v_scales = _token_scales(k_scale, v_scale, block, kv_head, tq)
                         scores = []
@@ -425,14 +515,17 @@ def compile_pa_decode_ps(softmax_scale=None, trans_v=False, needs_mask=True, que
                                     visible = _visible(page * block_size + token, context_length, query_length,
                                                        row // group)
                                     score = fx.select(visible, score, float("-inf"))
+                                if fx.const_expr(warps > 1):
+                                    score = fx.select(live, score, float("-inf"))
                                 values.append(score)
                         new_a = _group_max(fx.max(fx.max(values[0], values[1]), fx.max(values[4], values[5])), peak_a)
                         new_b = _group_max(fx.max(fx.max(values[2], values[3]), fx.max(values[6], values[7])), peak_b)
                         base_a = fx.select(new_a == float("-inf"), 0.0, new_a)
                         base_b = fx.select(new_b == float("-inf"), 0.0, new_b)
-                        rescale_a = fx.exp2(peak_a - base_a)
-                        rescale_b = fx.exp2(peak_b - base_b)
-                        weights = [fx.exp2(v - (base_a if (k % 4) < 2 else base_b)) for k, v in enumerate(values)]
+                        rescale_a = fx.exp2(peak_a - base_a, approx=True)
+                        rescale_b = fx.exp2(peak_b - base_b, approx=True)
+                        weights = [fx.exp2(v - (base_a if (k % 4) < 2 else base_b), approx=True)
+                                   for k, v in enumerate(values)]
                         sum_a = sum_a * rescale_a + weights[0] + weights[1] + weights[4] + weights[5]
                         sum_b = sum_b * rescale_b + weights[2] + weights[3] + weights[6] + weights[7]
                         peak_a, peak_b = new_a, new_b
@@ -447,31 +540,26 @@ def compile_pa_decode_ps(softmax_scale=None, trans_v=False, needs_mask=True, que
                                             o * rescale) for c, o in enumerate(out_frags)]
             if fx.const_expr(stages > 1):
                 fx.async_wait(0)  # the copies past the item's pages (masked: zeros) land before the next item's
-            total_a = _group_sum(sum_a)
-            total_b = _group_sum(sum_b)
-            slot = work[item, 4]
-            v_factor = 1.0 if fx.const_expr(per_token_kv) else v_scale[0]
-            for i in fx.range_constexpr(4):
-                row = gq + 8 * (i // 2)
-                total = total_a if i < 2 else total_b
-                factor = fx.select(total > 0.0, v_factor / total, 0.0)
-                if row < rows:
-                    # the lane's head dimensions (head_size / 8) (2 tq + i % 2) on are consecutive: one wide store
-                    (fx.Vector.from_elements([out_frags[j][i] for j in range(head_size // 8)]) * factor).store(
-                        partial_out, (slot, row // group, row % group, (head_size // 8) * (2 * tq + i % 2)), align=16)
-            if tq == 0:
-                if gq < rows:
-                    partial_lse[slot, gq // group, gq % group] = peak_a + fx.log2(total_a)
-                if gq + 8 < rows:
-                    partial_lse[slot, (gq + 8) // group, (gq + 8) % group] = peak_b + fx.log2(total_b)
+            totals = [_group_sum(sum_a), _group_sum(sum_b)]  # rows gq and gq + 8
+            peaks = [peak_a, peak_b]
+            if fx.const_expr(warps > 1):
+                peaks, bases, out_frags = _share_rows(row_stats, parts, peaks, totals, out_frags, warps, warp, lane,
+                                                      gq, tq)
+            if warp == 0:  # the block's only warp, or the one that merges the others' rows into its own
+                if fx.const_expr(warps > 1):
+                    merged_totals, merged = _gather_rows(row_stats, parts, bases, out_frags, warps, lane, gq)
+                else:
+                    merged_totals, merged = totals, out_frags
+                _store_partial(partial_out, partial_lse, work[item, 4], peaks, merged_totals, merged,
+                               1.0 if fx.const_expr(per_token_kv) else v_scale[0], rows, group, gq, tq, head_size)
             if fx.const_expr(one_launch):
-                # (its barriers: every lane done with q_rows before the next item overwrites them)
+                # (its barriers: every thread done with q_rows before the next item overwrites them)
                 count = partial_ranges[seq, kv_head, 1]
-                if _last_to_arrive(arrivals, (seq, kv_head, 0), count, ticket, lane):
+                if _last_to_arrive(arrivals, (seq, kv_head, 0), count, ticket, thread):
                     _combine(partial_out, partial_lse, partial_ranges[seq, kv_head, 0], count, out, seq, kv_head, 0,
-                             rows, lane, 32, group, query_length, head_size)
+                             rows, thread, 32 * warps, group, query_length, head_size)
             else:
-                fx.barrier()  # every lane done with q_rows before the next item overwrites them
+                fx.barrier()  # every thread done with q_rows before the next item overwrites them
 
     @flyc.kernel
     def pa_combine_kernel(partial_out: fx.Tensor, partial_lse: fx.Tensor, partial_ranges: fx.Tensor,
@@ -505,7 +593,7 @@ def compile_pa_decode_ps(softmax_scale=None, trans_v=False, needs_mask=True, que
             merged_weight = 0.0
             merged = fx.Vector.zeros(LANES, fx.Float32)
             for other in fx.range_constexpr(groups):
-                scale = fx.exp2(peaks[other, column] - base)
+                scale = fx.exp2(peaks[other, column] - base, approx=True)
                 merged_weight = merged_weight + weights[other, column] * scale
                 merged = fx.fma(fx.Vector.load(totals, (other, LANES * column), LANES), scale, merged)
             (merged / merged_weight).store(out, (seq * query_length + q_index, kv_head * group + g, LANES * column))
@@ -517,14 +605,16 @@ def compile_pa_decode_ps(softmax_scale=None, trans_v=False, needs_mask=True, que
                             partial_out: fx.Tensor, partial_lse: fx.Tensor, partial_ranges: fx.Tensor,
                             arrivals: fx.Tensor, out: fx.Tensor, head_size: fx.Constexpr[int],
                             block_size: fx.Constexpr[int], combine_threads: fx.Constexpr[int] = 128,
-                            stages: fx.Constexpr[int] = 1, one_launch: fx.Constexpr[bool] = False):
-        # (the matrix-unit kernel's: combine_threads, when a combine kernel of its own combines, and stages)
+                            stages: fx.Constexpr[int] = 1, one_launch: fx.Constexpr[bool] = False,
+                            warps: fx.Constexpr[int] = 1):
+        # (the matrix-unit kernel's: combine_threads, when a combine kernel of its own combines, stages and
+        # warps per block)
         workers = worker_offsets.shape[0] - 1
         if fx.const_expr(_mma_kernel_wanted() and _matrix_unit_fits(rows, head_size, block_size, trans_v)):
             pa_decode_mma_kernel(query, key_cache, value_cache, block_tables, context_lengths, k_scale, v_scale,
                                  work, worker_offsets, partial_out, partial_lse, partial_ranges, arrivals, out,
-                                 head_size, block_size, stages, one_launch).launch(
-                grid=(workers,), block=(32,), min_blocks_per_sm=MMA_BLOCKS_PER_SM[fp8_format, stages])
+                                 head_size, block_size, stages, one_launch, warps).launch(
+                grid=(workers,), block=(32 * warps,), min_blocks_per_sm=_mma_blocks_per_sm(fp8_format, stages, warps))
             if fx.const_expr(not one_launch):
                 pa_combine_kernel(partial_out, partial_lse, partial_ranges, out, head_size, combine_threads).launch(
                     grid=(partial_ranges.shape[0], partial_ranges.shape[1], rows), block=(combine_threads,))
@@ -578,15 +668,17 @@ def pa_decode_ps_launch(query, key_cache, value_cache, block_tables, context_len
 # long contexts: the combine kernel spreads their partials) to 32 (one item per worker on the
 # benchmark's largest shape).
 PAGES_PER_WORK = (2, 4, 8, 16, 32)
-# And the split: how many single-warp workers per multiprocessor share the work (on a GPU, when the
-# caller leaves `workers` to it); DEFAULT_BLOCKS_PER_SM where it does not.
+# And the split: how many workers (blocks) per multiprocessor share the work (on a GPU, when the caller
+# leaves `workers` to it); DEFAULT_BLOCKS_PER_SM where it does not.
 BLOCKS_PER_SM = (2, 4, 8, 16)
 DEFAULT_BLOCKS_PER_SM = 16
-# And on a GPU, how the matrix-unit kernel goes: with how many stages of shared memory (1: no async
+# And on a GPU, how the matrix-unit kernel goes, (warps, stages, one_launch): a block's warps (4 share each
+# work item's pages, a quarter of its dependent page steps each), its stages of shared memory (1: no async
 # copies; 3: two pages in flight; it takes 2 too), and whether its last block to arrive combines the
-# partials (one launch) or a kernel of its own does (wider).
-STAGES = (1, 3)
-ONE_LAUNCH = (True, False)
+# partials (one launch) or a kernel of its own does. On the H200 (2026-12-04) 4 warps with 3 stages were
+# never the fastest, nor one warp's one launch (its last block: 32 threads weighing a long context's
+# partials, 10x the combine kernel's time on a context of 32k).
+VARIANTS = ((1, 1, False), (1, 3, False), (4, 1, False), (4, 1, True))
 
 
 class _DecodeInputs:
@@ -597,8 +689,8 @@ class _DecodeInputs:
         self.arguments, self.buffers, self.plans = arguments, {}, {}
 
 
-def _plan_for(inputs, pages_per_work, blocks_per_sm, stages, one_launch):
-    choice = (pages_per_work, blocks_per_sm, stages, one_launch)
+def _plan_for(inputs, pages_per_work, blocks_per_sm, stages, one_launch, warps):
+    choice = (pages_per_work, blocks_per_sm, stages, one_launch, warps)
     plan = inputs.plans.get(choice)
     if plan is None:
         buffers = inputs.buffers.get(choice[:2])
@@ -607,7 +699,7 @@ def _plan_for(inputs, pages_per_work, blocks_per_sm, stages, one_launch):
             if arguments["workers"] is None and getattr(arguments["query"], "is_cuda", False):
                 arguments["workers"] = blocks_per_sm * _multiprocessors(arguments["query"])
             buffers = inputs.buffers[choice[:2]] = _decode_buffers(**arguments, pages_per_work=pages_per_work)
-        plan = inputs.plans[choice] = _Step(buffers, stages, one_launch)
+        plan = inputs.plans[choice] = _Step(buffers, stages, one_launch, warps)
     return plan
 
 
@@ -619,19 +711,20 @@ def _split_choices(configs, named):
     rows = q_shape[1] // kv_shape[0] * query_length
     variants = on_gpu and _matrix_unit_fits(rows, q_shape[2], kv_shape[1], trans_v)
     return [c for c in configs if (open_split or c.kwargs["blocks_per_sm"] == DEFAULT_BLOCKS_PER_SM)
-            and (variants or (c.kwargs["stages"], c.kwargs["one_launch"]) == (1, False))]
+            and (variants or (c.kwargs["warps"], c.kwargs["stages"], c.kwargs["one_launch"]) == VARIANTS[0])
+            and c.kwargs["pages_per_work"] >= c.kwargs["warps"]]  # (no warp without a page)
 
 
-# 80 configs on a GPU (20 where the matrix-unit kernel does not take the shape): about 12 ms of timing
+# 72 configs on a GPU (20 where the matrix-unit kernel does not take the shape): about 12 ms of timing
 # each keeps a layout's tuning near a second.
-@flyc.autotune(configs=[flyc.Config({"pages_per_work": p, "blocks_per_sm": b, "stages": s,
-                                     "one_launch": one})
-                        for p in PAGES_PER_WORK for b in BLOCKS_PER_SM for s in STAGES for one in ONE_LAUNCH],
+@flyc.autotune(configs=[flyc.Config({"pages_per_work": p, "blocks_per_sm": b, "stages": s, "one_launch": one,
+                                     "warps": w})
+                        for p in PAGES_PER_WORK for b in BLOCKS_PER_SM for w, s, one in VARIANTS],
                key=["layout"], prune_configs_by={"early_config_prune": _split_choices}, warmup=2, rep=10)
-def _tuned_decode_step(inputs, layout, pages_per_work, blocks_per_sm, stages, one_launch):
+def _tuned_decode_step(inputs, layout, pages_per_work, blocks_per_sm, stages, one_launch, warps):
     """One decode step with this choice: flyc.autotune keeps the fastest per batch layout, and tunes again
     when the kernels or this module's host code change."""
-    _plan_for(inputs, pages_per_work, blocks_per_sm, stages, one_launch)()
+    _plan_for(inputs, pages_per_work, blocks_per_sm, stages, one_launch, warps)()
 
 
 def pa_decode_ps_prepare(query, key_cache, value_cache, block_tables, context_lengths, k_scale, v_scale,
@@ -642,12 +735,12 @@ def pa_decode_ps_prepare(query, key_cache, value_cache, block_tables, context_le
     returns (run, out), run() computing into out. Pages per work item: on a
     GPU, or given as "tuned", the fastest of PAGES_PER_WORK for the batch's
     layout, and on a GPU with `workers` left to it, the fastest split too
-    (BLOCKS_PER_SM single-warp workers per multiprocessor), and on a GPU the
-    matrix-unit kernel's STAGES and ONE_LAUNCH; flyc.autotune: the first
-    prepare of a layout times them, running steps into `out`. Else about two
-    work items per worker, and 8 workers on the CPU, 16 per multiprocessor on
-    a GPU, one stage, and the partials combined by a kernel of their own (on
-    the H200 it beat the last block to arrive in every layout measured)."""
+    (BLOCKS_PER_SM workers per multiprocessor), and on a GPU the matrix-unit
+    kernel's VARIANTS; flyc.autotune: the first prepare of a layout times
+    them, running steps into `out`. Else about two work items per worker, and
+    8 workers on the CPU, 16 per multiprocessor on a GPU, the first variant
+    (one warp a block, one stage, the partials combined by a kernel of their
+    own)."""
     if out is None:
         on = _placement(query)
         out = np.empty_like(query) if on is np.asarray else on(np.empty(query.shape, np.float32)).to(query.dtype)
@@ -701,10 +794,10 @@ class _Step:
     """One decode step on `buffers` (_decode_buffers), the matrix-unit kernel as chosen: call it to run it;
     `launcher` and `args` are what it launches (to lower it without running it)."""
 
-    def __init__(self, buffers, stages=1, one_launch=False):
+    def __init__(self, buffers, stages=1, one_launch=False, warps=1):
         self.buffers = buffers
         self.launcher, args, _ = buffers
-        self.args = (*args, stages, one_launch)
+        self.args = (*args, stages, one_launch, warps)
 
     def __call__(self):
         try:

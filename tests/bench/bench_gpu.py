@@ -311,21 +311,21 @@ def pa_decode_quick(copy):
                 ok, max_diff, _ = check(host(out.float()), reference)
                 assert ok, f"PA decode is wrong on the GPU: {label}: max diff {max_diff}"
                 tuned = graph_time(steps)
-                rows = [(tuned, "flyrt, tuned: {pages_per_work} pages/work, {blocks_per_sm}/SM, {stages} stages, "
-                                "{one}".format(**best, one="one launch" if best["one_launch"] else "combine kernel"))]
-                for stages in (1, 2, 3):
-                    for one in (True, False):
-                        if (stages, one) == (best["stages"], best["one_launch"]):
-                            continue
-                        variant = [pa._Step(step.buffers, stages, one) for step in steps]
-                        rows.append((graph_time(variant), f"flyrt, same split, {stages} stages, "
-                                                          f"{'one launch' if one else 'combine kernel'}"))
+                rows = [(tuned, "flyrt, tuned: {pages_per_work} pages/work, {blocks_per_sm}/SM, {warps} warps, "
+                                "{stages} stages, {one}".format(**best, one="one launch" if best["one_launch"]
+                                                                else "combine kernel"))]
+                for warps, stages, one in pa.VARIANTS:
+                    if (warps, stages, one) == (best["warps"], best["stages"], best["one_launch"]):
+                        continue
+                    variant = [pa._Step(step.buffers, stages, one, warps) for step in steps]
+                    rows.append((graph_time(variant), f"flyrt, same split, {warps} warps, {stages} stages, "
+                                                      f"{'one launch' if one else 'combine kernel'}"))
             with bounds_checks(True):  # the default mode, as a notebook runs it: tuned for it apart
                 checked = [pa.pa_decode_ps_prepare(**c)[0] for c in cases]
                 mode_best = pa._tuned_decode_step.best_config.kwargs
                 checked_s = graph_time(checked)
                 rows.append((checked_s, "flyrt, checks on (the default), tuned: {pages_per_work}, {blocks_per_sm}/SM, "
-                                        "{stages} stages".format(**mode_best)))
+                                        "{warps} warps, {stages} stages".format(**mode_best)))
                 flyrt.synchronize()  # what the checked replays reported
             inputs = [{k: c[k] for k in ("query", "key_cache", "value_cache", "block_tables", "context_lengths",
                                          "k_scale", "v_scale")} for c in cases]

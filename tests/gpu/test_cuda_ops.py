@@ -93,6 +93,18 @@ def test_float32_exp2_is_the_cpu_polynomial_bit_for_bit():
     np.testing.assert_array_equal(gpu_unary(lambda v: fx.exp2(v), x), cpu.run_unary(lambda v: fx.exp2(v), x))
 
 
+def test_float32_approximate_exp2_is_within_two_ulps_of_the_rounded_result():
+    x = np.concatenate([np.linspace(-126, 127.99, 300_001), np.random.default_rng(5).uniform(-20, 0, 100_000)])
+    x = x.astype(np.float32)
+    got = gpu_unary(lambda v: fx.exp2(v, approx=True), x).astype(np.float64)
+    rounded = np.exp2(x.astype(np.float64)).astype(np.float32)  # the correctly rounded results
+    ulps = np.abs(got - rounded) / np.spacing(rounded).astype(np.float64)
+    print(f"exp2(approx=True): {ulps.max():.2f} ulp from the correctly rounded result on the GPU")
+    assert ulps.max() <= 2
+    np.testing.assert_array_equal(gpu_unary(lambda v: fx.exp2(v, approx=True), np.float32([-np.inf, -200.0, 0.0])),
+                                  [0.0, 0.0, 1.0])  # the softmax's masked scores give weight 0
+
+
 def test_comparisons_selects_fma_and_saturating_casts_match_the_cpu():
     a, b = cpu.floats(np.float32, 64), cpu.floats(np.float32, 64)[::-1].copy()
     for op in (lambda x, y: x < y, lambda x, y: x >= y, lambda x, y: x != y):

@@ -89,20 +89,27 @@ def test_the_portable_kernel_on_the_gpu(name, monkeypatch):
     assert ok, max_diff
 
 
-@pytest.mark.parametrize("stages", [1, 2, 3])
-@pytest.mark.parametrize("one_launch", [True, False], ids=["one launch", "combine kernel"])
+VARIANTS = [(stages, one_launch, 1) for stages in (1, 2, 3) for one_launch in (True, False)] + [
+    (stages, one_launch, 4) for stages in (1, 3) for one_launch in (True, False)]
+
+
+@pytest.mark.parametrize("stages, one_launch, warps", VARIANTS,
+                         ids=[f"{s} stages, {'one launch' if one else 'combine kernel'}, {w} warps"
+                              for s, one, w in VARIANTS])
 @pytest.mark.parametrize("name", ["baseline", "multi_token_decode", "per_token_scales", "variable_lengths",
                                   "e4m3fn", "gqa_two_kv_heads"])
-def test_every_variant_of_the_matrix_unit_kernel(name, stages, one_launch):
+def test_every_variant_of_the_matrix_unit_kernel(name, stages, one_launch, warps):
     """What the tuner chooses between, each against the reference: pages in flight through shared memory,
-    and the partials combined by the last block to arrive or by a kernel of their own; run twice, the
-    output poisoned between, so that the arrival counts a launch leaves at 0 are seen to be."""
+    the partials combined by the last block to arrive or by a kernel of their own, and blocks of 4 warps
+    sharing an item's pages (6: two for warps 0 and 1, one for the others); run twice, the output poisoned
+    between, so that the arrival counts a launch leaves at 0 are seen to be."""
     options = dict(CASES[name])
     case = make_case(seed=len(name) + stages, **options)
     device = on("cuda", case)
     out = torch.empty_like(device["query"])
-    buffers = pa._decode_buffers(**device, softmax_scale=None, workers=40, out=out, pages_per_work=2)
-    run = pa._Step(buffers, stages, one_launch)
+    buffers = pa._decode_buffers(**device, softmax_scale=None, workers=40, out=out,
+                                 pages_per_work=2 if warps == 1 else 6)
+    run = pa._Step(buffers, stages, one_launch, warps)
     reference = pa_decode_reference(**case)
     for _ in range(2):
         out.fill_(float("nan"))

@@ -245,3 +245,28 @@ def test_the_examples_compile_for_nvidia_and_amd():
     ptxas.assemble(rotary.lower(m, positions, m, target="cuda", arch="sm_90").device_code["rotary_kernel"])
     code_objects.check_code_object(rotary.lower(m, positions, m, target="hip", arch="gfx942")
                                    .device_code["rotary_kernel"], "rotary_kernel", 4)
+
+
+def approximate_exp2(x):
+    return fx.exp2(x, approx=True)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_approximate_exp2_is_one_gpu_instruction_and_the_cpus_exact_exp2(dtype):
+    x = np.linspace(-160, 140, 3001).astype(dtype)
+    for interpret in (False, True):
+        flyrt.set_interpret(interpret)
+        try:
+            exact, approximate = np.zeros_like(x), np.zeros_like(x)
+            unary(x, exact, len(x), fx.exp2)
+            unary(x, approximate, len(x), approximate_exp2)
+        finally:
+            flyrt.set_interpret(None)
+        assert approximate.tobytes() == exact.tobytes(), interpret
+    ptx = unary.lower(x, x, 8, approximate_exp2, target="cuda", arch="sm_90").device_code["_unary_kernel"]
+    # Float64 has no faster form: its exp2 is the exact one
+    assert ("ex2.approx.ftz.f32" in ptx) == (dtype != np.float64)
+    ptxas.assemble(ptx, "approximate exp2")
+    code = unary.lower(x, x, 8, approximate_exp2, target="hip", arch="gfx942").device_code["_unary_kernel"]
+    exp_instructions = {i for i in code_objects.instructions(code) if i.startswith("v_exp_f32")}
+    assert bool(exp_instructions) == (dtype != np.float64)

@@ -122,17 +122,20 @@ def test_the_matrix_unit_kernel_matches_the_reference(name, monkeypatch):
     assert ("pa_decode_mma_kernel" in kernels) == (options.get("block_size", 16) == 16)
 
 
-@pytest.mark.parametrize("stages, one_launch", [(2, True), (3, True), (1, True), (3, False)])
+@pytest.mark.parametrize("stages, one_launch, warps", [(2, True, 1), (3, True, 1), (1, True, 1), (3, False, 1),
+                                                       (1, False, 4), (3, True, 4), (2, False, 4)])
 @pytest.mark.parametrize("name", ["multi_token_decode", "per_token_scales", "variable_lengths"])
-def test_the_matrix_unit_kernels_variants_match_the_reference(name, stages, one_launch, monkeypatch):
-    """Pages in flight through shared memory (stages past an item's last page masked out), and the partials
-    combined by a kernel of their own instead of the last block to arrive: the choices the tuner has on a GPU."""
+def test_the_matrix_unit_kernels_variants_match_the_reference(name, stages, one_launch, warps, monkeypatch):
+    """Pages in flight through shared memory (stages past an item's last page masked out), the partials
+    combined by a kernel of their own instead of the last block to arrive, and blocks of 4 warps sharing an
+    item's pages (6: two pages for warps 0 and 1, one for the others; with stages, most of a step masked):
+    the choices the tuner has on a GPU."""
     monkeypatch.setattr(pa, "USE_MMA_KERNEL", True)
     options = dict(CASES[name])
     case = make_case(seed=len(name) + 7, **options)
     out = np.full_like(case["query"], np.nan)
-    buffers = pa._decode_buffers(**case, softmax_scale=None, workers=3, out=out, pages_per_work=3)
-    pa._Step(buffers, stages, one_launch)()
+    buffers = pa._decode_buffers(**case, softmax_scale=None, workers=3, out=out, pages_per_work=3 if warps == 1 else 6)
+    pa._Step(buffers, stages, one_launch, warps)()
     ok, max_diff, _ = check(out, pa_decode_reference(**case), options.get("variable_lengths", False))
     assert ok, max_diff
 
@@ -154,21 +157,22 @@ def test_the_combine_kernel_spreads_a_long_contexts_many_partials_over_its_threa
     assert ok, max_diff
 
 
-@pytest.mark.parametrize("q_heads, head, page, on_gpu, workers, splits, variants", [
-    (16, 128, 16, True, None, 20, 4),  # the matrix-unit kernel's shape on a GPU: every choice
-    (16, 256, 16, True, None, 20, 1),  # the other kernel's: its variants would time one kernel four times
-    (32, 128, 16, True, None, 20, 1),  # 32 query rows a kv head: the other kernel
-    (16, 128, 64, True, None, 20, 1),  # pages of 64: the other kernel
-    (16, 128, 16, True, 40, 5, 4),  # workers given: no split to choose
-    (16, 128, 16, False, None, 5, 1),  # the CPU: pages per work item alone
+@pytest.mark.parametrize("q_heads, head, page, on_gpu, workers, splits, configs", [
+    # the matrix-unit kernel's shape on a GPU: every choice, 4 warps with 4 pages a work item or more
+    (16, 128, 16, True, None, 20, 2 * 20 + 2 * 16),
+    (16, 256, 16, True, None, 20, 20),  # the other kernel's: its variants would time one kernel four times
+    (32, 128, 16, True, None, 20, 20),  # 32 query rows a kv head: the other kernel
+    (16, 128, 64, True, None, 20, 20),  # pages of 64: the other kernel
+    (16, 128, 16, True, 40, 5, 2 * 5 + 2 * 4),  # workers given: no split to choose
+    (16, 128, 16, False, None, 5, 5),  # the CPU: pages per work item alone
 ])
-def test_the_tuner_tries_what_can_differ(q_heads, head, page, on_gpu, workers, splits, variants):
+def test_the_tuner_tries_what_can_differ(q_heads, head, page, on_gpu, workers, splits, configs):
     layout = ((4, q_heads, head), (1, page, head), "e4m3fnuz", 4, 64, 16, 1, False, False, on_gpu, workers)
     kept = pa._split_choices(pa._tuned_decode_step.configs, {"layout": layout})
     assert len({(c.kwargs["pages_per_work"], c.kwargs["blocks_per_sm"]) for c in kept}) == splits
-    assert len(kept) == splits * variants
-    if variants == 1:
-        assert {(c.kwargs["stages"], c.kwargs["one_launch"]) for c in kept} == {(1, False)}  # the defaults
+    assert len(kept) == configs
+    variants = {(c.kwargs["warps"], c.kwargs["stages"], c.kwargs["one_launch"]) for c in kept}
+    assert variants == (set(pa.VARIANTS) if configs > splits else {pa.VARIANTS[0]})  # else the defaults
 
 
 def test_tuned_pages_per_work_match_the_reference_and_re_tune_after_a_helper_edit(monkeypatch):

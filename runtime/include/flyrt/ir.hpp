@@ -150,6 +150,9 @@ enum class arith : std::uint8_t
     cos,
     tanh,
     erf,
+    // exp2 by the GPU's one-instruction approximation (NVIDIA's ex2.approx,
+    // 2 ulp; AMD's v_exp_f32, 1 ulp); the CPU's is exp2's, exact
+    exp2_approx,
 };
 
 enum class predicate : std::uint8_t

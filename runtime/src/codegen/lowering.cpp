@@ -383,6 +383,7 @@ llvm::Value* function_lowering::unary(arith kind, ir::value_id operand)
                   : m_b.CreateBinaryIntrinsic(llvm::Intrinsic::abs, x, m_b.getFalse());
     case arith::exp:
     case arith::exp2:
+    case arith::exp2_approx:
     case arith::log:
     case arith::log2:
     case arith::sqrt:

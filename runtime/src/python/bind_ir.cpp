@@ -63,7 +63,8 @@ void bind_ir(py::module_& m)
         .value("sin", ir::arith::sin)
         .value("cos", ir::arith::cos)
         .value("tanh", ir::arith::tanh)
-        .value("erf", ir::arith::erf);
+        .value("erf", ir::arith::erf)
+        .value("exp2_approx", ir::arith::exp2_approx);
     py::enum_<ir::predicate>(m, "Predicate")
         .value("eq", ir::predicate::eq)
         .value("ne", ir::predicate::ne)

@@ -27,7 +27,9 @@ K = _core.AtomicOp
 P = _core.Predicate
 S = _core.Scalar
 
-_MATH = {A.exp: "exp", A.exp2: "exp2", A.log: "log", A.log2: "log2", A.sqrt: "sqrt", A.rsqrt: "rsqrt"}
+# (exp2_approx: the CPU computes it as exp2, exactly)
+_MATH = {A.exp: "exp", A.exp2: "exp2", A.exp2_approx: "exp2", A.log: "log", A.log2: "log2", A.sqrt: "sqrt",
+         A.rsqrt: "rsqrt"}
 _LIBRARY = {A.sin: "sin", A.cos: "cos", A.tanh: "tanh", A.erf: "erf", A.pow: "pow"}
 _ATOMIC_ARITH = {K.add: A.add, K.sub: A.sub, K.min: A.min, K.max: A.max, K.bit_and: A.bit_and,
                  K.bit_or: A.bit_or, K.bit_xor: A.bit_xor}

@@ -204,6 +204,9 @@ protected:
         return std::string("__ocml_") + libm_name(kind) + (f64 ? "_f64" : "_f32");
     }
 
+    // v_exp_f32 alone (llvm.exp2 adds the scaling that keeps denormal results)
+    const char* approximate_exp2() const override { return "llvm.amdgcn.exp2.f32"; }
+
     // FP8 by gfx94x's conversion instruction, whose FP8 is e4m3fnuz: four
     // bytes a word, two per conversion. e4m3fn is that reading doubled but
     // for its special codes, patched in.

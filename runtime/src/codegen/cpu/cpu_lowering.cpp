@@ -35,6 +35,7 @@ llvm::Value* cpu_function_lowering::math(arith kind, llvm::ArrayRef<llvm::Value*
     case arith::exp:
         return f64 ? exp_f64(m_b, x) : intrinsic(llvm::Intrinsic::exp, x);
     case arith::exp2:
+    case arith::exp2_approx:
         return s == ir::scalar::f32 ? exp2_f32(m_b, x)
                : f64                ? exp2_f64(m_b, x)
                                     : intrinsic(llvm::Intrinsic::exp2, x);

@@ -237,7 +237,8 @@ llvm::Value* gpu_kernel_lowering::math(arith kind, llvm::ArrayRef<llvm::Value*> 
     }
     if (s == scalar::f64 && kind != arith::sqrt && kind != arith::rsqrt)
     {
-        return f64_math(kind, operands[0]);
+        // (no f64 approximation is faster than the exact exp2)
+        return f64_math(kind == arith::exp2_approx ? arith::exp2 : kind, operands[0]);
     }
     // f16 and bf16 compute in f32, as their hardware does.
     llvm::Type* type = operands[0]->getType();
@@ -256,6 +257,9 @@ llvm::Value* gpu_kernel_lowering::math(arith kind, llvm::ArrayRef<llvm::Value*> 
         break;
     case arith::exp2:
         result = exp2_f32(m_b, x);
+        break;
+    case arith::exp2_approx:
+        result = call_per_lane(approximate_exp2(), {x});
         break;
     case arith::log:
         result = log_f32(m_b, x, false);

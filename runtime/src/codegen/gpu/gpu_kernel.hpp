@@ -50,6 +50,8 @@ protected:
     // The device library's scalar function for math `kind` (sin, cos, tanh,
     // erf, pow; f32 or f64), which the JIT links into the kernel.
     virtual std::string library_function(ir::arith kind, bool f64) const = 0;
+    // The intrinsic of the target's one-instruction f32 exp2 (arith::exp2_approx).
+    virtual const char* approximate_exp2() const = 0;
 
     // -- shared by GPU targets ---------------------------------------------------
 

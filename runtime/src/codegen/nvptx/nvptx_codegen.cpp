@@ -465,6 +465,9 @@ protected:
         return std::string("__nv_") + libm_name(kind) + (f64 ? "" : "f");
     }
 
+    // ex2.approx.ftz.f32: what CUDA's exp2f compiles to under --use_fast_math
+    const char* approximate_exp2() const override { return "llvm.nvvm.ex2.approx.ftz.f"; }
+
     void annotate(const char* name, std::int32_t value)
     {
         llvm::Metadata* entry[] = {llvm::ValueAsMetadata::get(m_llvm_fn),
