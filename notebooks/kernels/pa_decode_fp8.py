@@ -8,8 +8,9 @@ page size are specialization constants taken from the cache shapes.
 
 Work: a host-side builder splits each (sequence, kv head) context into page
 ranges and hands them to a fixed number of workers. On GPUs (pages of 16,
-heads up to 128) a worker is one warp on the matrix units (fx.mma), with one
-or two pages in flight through shared memory when the tuner finds that pays.
+heads up to 128) a worker is a block of 1 or 4 warps on the matrix units
+(fx.mma), 4 sharing a work item's pages, with one or two pages in flight
+through shared memory when the tuner finds that pays.
 Else a worker's threads are query rows of one kv head's group (group x query
 length; up to 16 per block, more rows take more blocks); it stages K and V
 dequantized in shared memory up to 16 tokens at a time (8 past head size
