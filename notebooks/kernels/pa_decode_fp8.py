@@ -58,8 +58,6 @@ MMA_BLOCKS_PER_SM = {("e4m3fn", 1): {"nvptx": 16, "amdgpu": 8}, ("e4m3fn", 2): {
                      ("e4m3fnuz", 2): {"nvptx": 8, "amdgpu": 8}, ("e4m3fnuz", 3): {"nvptx": 8, "amdgpu": 8}}
 
 
-
-
 def _mma_blocks_per_sm(fp8_format, stages, warps):
     """The matrix-unit kernel's occupancy hint per target: MMA_BLOCKS_PER_SM's single-warp blocks as blocks of
     `warps`, and for blocks of several at most 3 (ptxas on sm_90: e4m3fn's merge spilled 60 bytes at 4, none
@@ -712,8 +710,13 @@ def _split_choices(configs, named):
     rows = q_shape[1] // kv_shape[0] * query_length
     variants = on_gpu and _matrix_unit_fits(rows, q_shape[2], kv_shape[1], trans_v)
     return [c for c in configs if (open_split or c.kwargs["blocks_per_sm"] == DEFAULT_BLOCKS_PER_SM)
-            and (variants or (c.kwargs["warps"], c.kwargs["stages"], c.kwargs["one_launch"]) == VARIANTS[0])
+            and (variants or _variant(c) == VARIANTS[0])
             and c.kwargs["pages_per_work"] >= c.kwargs["warps"]]  # (no warp without a page)
+
+
+def _variant(config):
+    """A tuner config's matrix-unit kernel variant, (warps, stages, one_launch) as VARIANTS lists them."""
+    return tuple(config.kwargs[k] for k in ("warps", "stages", "one_launch"))
 
 
 # 72 configs on a GPU (20 where the matrix-unit kernel does not take the shape): about 12 ms of timing

@@ -282,6 +282,12 @@ def pa_decode(copy):
                   + ", ".join(f"{p} pages x {b}/SM {ms * 1e3:.1f} us" for ms, p, b in fastest[:4]))
 
 
+def variant_label(variant):
+    """PA decode's matrix-unit kernel variant, (warps, stages, one_launch), in words."""
+    warps, stages, one = variant
+    return f"{warps} warps, {stages} stages, {'one launch' if one else 'combine kernel'}"
+
+
 def pa_decode_quick(copy):
     """PA decode as users get it (fast mode, the tuner's choice) beside the kernel's other variants at the
     tuner's pages per work item and split, the default checked mode as tuned, and the Triton peer at the
@@ -311,21 +317,20 @@ def pa_decode_quick(copy):
                 ok, max_diff, _ = check(host(out.float()), reference)
                 assert ok, f"PA decode is wrong on the GPU: {label}: max diff {max_diff}"
                 tuned = graph_time(steps)
-                rows = [(tuned, "flyrt, tuned: {pages_per_work} pages/work, {blocks_per_sm}/SM, {warps} warps, "
-                                "{stages} stages, {one}".format(**best, one="one launch" if best["one_launch"]
-                                                                else "combine kernel"))]
-                for warps, stages, one in pa.VARIANTS:
-                    if (warps, stages, one) == (best["warps"], best["stages"], best["one_launch"]):
-                        continue
-                    variant = [pa._Step(step.buffers, stages, one, warps) for step in steps]
-                    rows.append((graph_time(variant), f"flyrt, same split, {warps} warps, {stages} stages, "
-                                                      f"{'one launch' if one else 'combine kernel'}"))
+                tuned_variant = pa._variant(pa._tuned_decode_step.best_config)
+                rows = [(tuned, "flyrt, tuned: {pages_per_work} pages/work, {blocks_per_sm}/SM, ".format(**best)
+                         + variant_label(tuned_variant))]
+                for variant in pa.VARIANTS:
+                    if variant != tuned_variant:
+                        warps, stages, one = variant
+                        runs = [pa._Step(step.buffers, stages, one, warps) for step in steps]
+                        rows.append((graph_time(runs), "flyrt, same split, " + variant_label(variant)))
             with bounds_checks(True):  # the default mode, as a notebook runs it: tuned for it apart
                 checked = [pa.pa_decode_ps_prepare(**c)[0] for c in cases]
-                mode_best = pa._tuned_decode_step.best_config.kwargs
+                mode_best = pa._tuned_decode_step.best_config
                 checked_s = graph_time(checked)
                 rows.append((checked_s, "flyrt, checks on (the default), tuned: {pages_per_work}, {blocks_per_sm}/SM, "
-                                        "{warps} warps, {stages} stages".format(**mode_best)))
+                                        .format(**mode_best.kwargs) + variant_label(pa._variant(mode_best))))
                 flyrt.synchronize()  # what the checked replays reported
             inputs = [{k: c[k] for k in ("query", "key_cache", "value_cache", "block_tables", "context_lengths",
                                          "k_scale", "v_scale")} for c in cases]

@@ -171,7 +171,7 @@ def test_the_tuner_tries_what_can_differ(q_heads, head, page, on_gpu, workers, s
     kept = pa._split_choices(pa._tuned_decode_step.configs, {"layout": layout})
     assert len({(c.kwargs["pages_per_work"], c.kwargs["blocks_per_sm"]) for c in kept}) == splits
     assert len(kept) == configs
-    variants = {(c.kwargs["warps"], c.kwargs["stages"], c.kwargs["one_launch"]) for c in kept}
+    variants = {pa._variant(c) for c in kept}
     assert variants == (set(pa.VARIANTS) if configs > splits else {pa.VARIANTS[0]})  # else the defaults
 
 
