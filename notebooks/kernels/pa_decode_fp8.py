@@ -47,25 +47,28 @@ REDUCE_STEP = 4  # partial results a combining thread weighs per step
 # The matrix-unit kernel (fx.mma): None runs it on GPUs only, True everywhere
 # (the CPU computes its matrix products exactly: slow, for checking it), False never.
 USE_MMA_KERNEL = None
-# its single-warp blocks a multiprocessor holds at once, per FP8 format and stages (below): on NVIDIA
-# GPUs the most at which ptxas keeps it out of local memory (12: 168 registers; 8: 255), but for
-# e4m3fnuz's single stage (24 bytes spilled at 12, as its rare special codes' branch had before) and
-# e4m3fn's (16: bandwidth-bound batches want the warps; at 12 the largest benchmark shape took 454 us
-# on the H200 where 16 had taken 390); on AMD's (a 64-lane wave per block, whose registers the matrix
-# units' accumulators share) 2 waves per SIMD, the most at which it needs no scratch
+# its single-warp blocks a multiprocessor holds at once, per FP8 format and stages of shared memory (below),
+# or a stage in registers ("prefetch"): on NVIDIA GPUs the most at which ptxas keeps it out of local memory
+# (12: 168 registers; 8: 255), but for e4m3fnuz's single stage (24 bytes spilled at 12, as its rare special
+# codes' branch had before) and e4m3fn's (16: bandwidth-bound batches want the warps; at 12 the largest
+# benchmark shape took 454 us on the H200 where 16 had taken 390); on AMD's (a 64-lane wave per block, whose
+# registers the matrix units' accumulators share) 2 waves per SIMD, the most at which its single stage needs
+# no scratch (e4m3fn's prefetch: 1; 112 bytes of scratch at 2)
 MMA_BLOCKS_PER_SM = {("e4m3fn", 1): {"nvptx": 16, "amdgpu": 8}, ("e4m3fn", 2): {"nvptx": 12, "amdgpu": 8},
-                     ("e4m3fn", 3): {"nvptx": 12, "amdgpu": 8}, ("e4m3fnuz", 1): {"nvptx": 12, "amdgpu": 8},
-                     ("e4m3fnuz", 2): {"nvptx": 8, "amdgpu": 8}, ("e4m3fnuz", 3): {"nvptx": 8, "amdgpu": 8}}
+                     ("e4m3fn", 3): {"nvptx": 12, "amdgpu": 8}, ("e4m3fn", "prefetch"): {"nvptx": 12, "amdgpu": 4},
+                     ("e4m3fnuz", 1): {"nvptx": 12, "amdgpu": 8}, ("e4m3fnuz", 2): {"nvptx": 8, "amdgpu": 8},
+                     ("e4m3fnuz", 3): {"nvptx": 8, "amdgpu": 8}, ("e4m3fnuz", "prefetch"): {"nvptx": 8, "amdgpu": 8}}
 
 
-def _mma_blocks_per_sm(fp8_format, stages, warps):
+def _mma_blocks_per_sm(fp8_format, stages, warps, prefetch=False):
     """The matrix-unit kernel's occupancy hint per target: MMA_BLOCKS_PER_SM's single-warp blocks as blocks of
     `warps`, and for blocks of several at most 3 (ptxas on sm_90: e4m3fn's merge spilled 60 bytes at 4, none
-    at 3), or 2 with pages in flight (their shared memory, 86 KB at head size 128, holds no more on an H200;
-    no spills there)."""
-    most = (2 if stages > 1 else 3) if warps > 1 else None
+    at 3), or 2 with a page in flight (in shared memory, 86 KB at head size 128, no more fit on an H200; in
+    registers, as many as two stages'; ptxas on sm_90 with the prefetch: e4m3fn 164 registers at 1 warp, 199
+    at 4, e4m3fnuz 238; no spills)."""
+    most = (2 if stages > 1 or prefetch else 3) if warps > 1 else None
     return {target: max(1, min(blocks // warps, most or blocks))
-            for target, blocks in MMA_BLOCKS_PER_SM[fp8_format, stages].items()}
+            for target, blocks in MMA_BLOCKS_PER_SM[fp8_format, "prefetch" if prefetch else stages].items()}
 
 
 # -- helpers the kernel calls (module level, as upstream) ------------------------
@@ -119,10 +122,10 @@ def _as_page(pieces, head_size):
     return [pieces[:chunks], pieces[chunks:2 * chunks]], pieces[2 * chunks:]
 
 
-def _page_bytes(key_cache, value_cache, block, kv_head, gq, tq, head_size):
-    """A lane's page, loaded as stored (FP8 bytes, converted where used)."""
-    return _as_page([fx.Vector.load(value_cache if from_v else key_cache, (block, kv_head, *at), size, align=size)
-                     for from_v, at, size, _ in _lane_pieces(gq, tq, head_size)], head_size)
+def _page_pieces(key_cache, value_cache, block, kv_head, gq, tq, head_size):
+    """A lane's page, loaded as stored (FP8 bytes, converted where used), piece by piece (_lane_pieces)."""
+    return [fx.Vector.load(value_cache if from_v else key_cache, (block, kv_head, *at), size, align=size)
+            for from_v, at, size, _ in _lane_pieces(gq, tq, head_size)]
 
 
 def _copy_page(stage, key_cache, value_cache, block, kv_head, lane, gq, tq, head_size, valid):
@@ -423,7 +426,8 @@ def compile_pa_decode_ps(softmax_scale=None, trans_v=False, needs_mask=True, que
                              partial_out: fx.Tensor, partial_lse: fx.Tensor, partial_ranges: fx.Tensor,
                              arrivals: fx.Tensor, out: fx.Tensor, head_size: fx.Constexpr[int],
                              block_size: fx.Constexpr[int], stages: fx.Constexpr[int],
-                             one_launch: fx.Constexpr[bool], warps: fx.Constexpr[int]):
+                             one_launch: fx.Constexpr[bool], warps: fx.Constexpr[int],
+                             prefetch: fx.Constexpr[bool]):
         # A block of `warps` warps per work item: warp w computes the item's pages w, w + warps, .., and
         # the warps' results are merged in shared memory (_share_rows). A warp's lanes as the matrix units
         # see them: gq = lane // 4, tq = lane % 4.
@@ -465,6 +469,10 @@ def compile_pa_decode_ps(softmax_scale=None, trans_v=False, needs_mask=True, que
             ahead = stages - 1
             upcoming = block_tables[seq, fx.min(first_page + warp, end_page - 1)]
             held = [upcoming] * stages  # the block of the page each stage holds
+            if fx.const_expr(prefetch):  # (one stage) the next page's bytes in registers while one is computed
+                fetched = _page_pieces(key_cache, value_cache, upcoming, kv_head, gq, tq, head_size)
+                fetched_block = upcoming
+                upcoming = block_tables[seq, fx.min(first_page + warp + warps, end_page - 1)]
             for a in fx.range_constexpr(ahead):
                 page = first_page + a * warps + warp
                 _copy_page(staged[a], key_cache, value_cache, upcoming, kv_head, thread, gq, tq, head_size,
@@ -474,10 +482,17 @@ def compile_pa_decode_ps(softmax_scale=None, trans_v=False, needs_mask=True, que
             for base in range(first_page, end_page, stages * warps):
                 for at in fx.range_constexpr(stages):
                     page = base + at * warps + warp
-                    if fx.const_expr(stages == 1):
+                    if fx.const_expr(prefetch):
+                        block = fetched_block
+                        key_bytes, v_bytes = _as_page(fetched, head_size)
+                        fetched = _page_pieces(key_cache, value_cache, upcoming, kv_head, gq, tq, head_size)
+                        fetched_block = upcoming
+                        upcoming = block_tables[seq, fx.min(page + 2 * warps, end_page - 1)]
+                    elif fx.const_expr(stages == 1):
                         block = upcoming
                         upcoming = block_tables[seq, fx.min(page + warps, end_page - 1)]
-                        key_bytes, v_bytes = _page_bytes(key_cache, value_cache, block, kv_head, gq, tq, head_size)
+                        key_bytes, v_bytes = _as_page(_page_pieces(key_cache, value_cache, block, kv_head, gq, tq,
+                                                                   head_size), head_size)
                     else:
                         into = (at + ahead) % stages  # the stage computed on a page ago
                         _copy_page(staged[into], key_cache, value_cache, upcoming, kv_head, thread, gq, tq,
@@ -605,15 +620,18 @@ def compile_pa_decode_ps(softmax_scale=None, trans_v=False, needs_mask=True, que
                             arrivals: fx.Tensor, out: fx.Tensor, head_size: fx.Constexpr[int],
                             block_size: fx.Constexpr[int], combine_threads: fx.Constexpr[int] = 128,
                             stages: fx.Constexpr[int] = 1, one_launch: fx.Constexpr[bool] = False,
-                            warps: fx.Constexpr[int] = 1):
-        # (the matrix-unit kernel's: combine_threads, when a combine kernel of its own combines, stages and
-        # warps per block)
+                            warps: fx.Constexpr[int] = 1, prefetch: fx.Constexpr[bool] = False):
+        # (the matrix-unit kernel's: combine_threads, when a combine kernel of its own combines, stages,
+        # warps per block, and prefetch: the next page's bytes loaded into registers while one is computed)
+        if fx.const_expr(prefetch and stages > 1):
+            raise ValueError(f"prefetch=True is a stage in registers, for stages=1 (not {stages})")
         workers = worker_offsets.shape[0] - 1
         if fx.const_expr(_mma_kernel_wanted() and _matrix_unit_fits(rows, head_size, block_size, trans_v)):
             pa_decode_mma_kernel(query, key_cache, value_cache, block_tables, context_lengths, k_scale, v_scale,
                                  work, worker_offsets, partial_out, partial_lse, partial_ranges, arrivals, out,
-                                 head_size, block_size, stages, one_launch, warps).launch(
-                grid=(workers,), block=(32 * warps,), min_blocks_per_sm=_mma_blocks_per_sm(fp8_format, stages, warps))
+                                 head_size, block_size, stages, one_launch, warps, prefetch).launch(
+                grid=(workers,), block=(32 * warps,),
+                min_blocks_per_sm=_mma_blocks_per_sm(fp8_format, stages, warps, prefetch))
             if fx.const_expr(not one_launch):
                 pa_combine_kernel(partial_out, partial_lse, partial_ranges, out, head_size, combine_threads).launch(
                     grid=(partial_ranges.shape[0], partial_ranges.shape[1], rows), block=(combine_threads,))
@@ -671,13 +689,15 @@ PAGES_PER_WORK = (2, 4, 8, 16, 32)
 # leaves `workers` to it); DEFAULT_BLOCKS_PER_SM where it does not.
 BLOCKS_PER_SM = (2, 4, 8, 16)
 DEFAULT_BLOCKS_PER_SM = 16
-# And on a GPU, how the matrix-unit kernel goes, (warps, stages, one_launch): a block's warps (4 share each
-# work item's pages, a quarter of its dependent page steps each), its stages of shared memory (1: no async
-# copies; 3: two pages in flight; it takes 2 too), and whether its last block to arrive combines the
-# partials (one launch) or a kernel of its own does. On the H200 (2026-12-04) 4 warps with 3 stages were
-# never the fastest, nor one warp's one launch (its last block: 32 threads weighing a long context's
-# partials, 10x the combine kernel's time on a context of 32k).
-VARIANTS = ((1, 1, False), (1, 3, False), (4, 1, False), (4, 1, True))
+# And on a GPU, how the matrix-unit kernel goes, (warps, stages, one_launch, prefetch): a block's warps (4
+# share each work item's pages, a quarter of its dependent page steps each), its stages of shared memory (1:
+# no async copies; 3: two pages in flight; it takes 2 too), whether its last block to arrive combines the
+# partials (one launch) or a kernel of its own does, and whether a warp loads its next page into registers
+# while it computes one. On the H200 (2026-12-04) shared-memory stages and one launch lost every layout
+# they were timed on (one warp's last block: 32 threads weighing a long context's partials, 10x the combine
+# kernel's time on a context of 32k), the prefetch won e4m3fnuz's big shape (457 -> 380 us) and the small
+# ones (up to 15 %) and lost e4m3fn's big one (363 -> 387 us: its hint drops from 16 blocks to 12).
+VARIANTS = ((1, 1, False, False), (1, 1, False, True), (4, 1, False, False), (4, 1, False, True))
 
 
 class _DecodeInputs:
@@ -688,8 +708,8 @@ class _DecodeInputs:
         self.arguments, self.buffers, self.plans = arguments, {}, {}
 
 
-def _plan_for(inputs, pages_per_work, blocks_per_sm, stages, one_launch, warps):
-    choice = (pages_per_work, blocks_per_sm, stages, one_launch, warps)
+def _plan_for(inputs, pages_per_work, blocks_per_sm, stages, one_launch, warps, prefetch):
+    choice = (pages_per_work, blocks_per_sm, stages, one_launch, warps, prefetch)
     plan = inputs.plans.get(choice)
     if plan is None:
         buffers = inputs.buffers.get(choice[:2])
@@ -698,7 +718,7 @@ def _plan_for(inputs, pages_per_work, blocks_per_sm, stages, one_launch, warps):
             if arguments["workers"] is None and getattr(arguments["query"], "is_cuda", False):
                 arguments["workers"] = blocks_per_sm * _multiprocessors(arguments["query"])
             buffers = inputs.buffers[choice[:2]] = _decode_buffers(**arguments, pages_per_work=pages_per_work)
-        plan = inputs.plans[choice] = _Step(buffers, stages, one_launch, warps)
+        plan = inputs.plans[choice] = _Step(buffers, stages, one_launch, warps, prefetch)
     return plan
 
 
@@ -715,20 +735,21 @@ def _split_choices(configs, named):
 
 
 def _variant(config):
-    """A tuner config's matrix-unit kernel variant, (warps, stages, one_launch) as VARIANTS lists them."""
-    return tuple(config.kwargs[k] for k in ("warps", "stages", "one_launch"))
+    """A tuner config's matrix-unit kernel variant, (warps, stages, one_launch, prefetch) as VARIANTS lists
+    them."""
+    return tuple(config.kwargs[k] for k in ("warps", "stages", "one_launch", "prefetch"))
 
 
 # 72 configs on a GPU (20 where the matrix-unit kernel does not take the shape): about 12 ms of timing
 # each keeps a layout's tuning near a second.
 @flyc.autotune(configs=[flyc.Config({"pages_per_work": p, "blocks_per_sm": b, "stages": s, "one_launch": one,
-                                     "warps": w})
-                        for p in PAGES_PER_WORK for b in BLOCKS_PER_SM for w, s, one in VARIANTS],
+                                     "warps": w, "prefetch": ahead})
+                        for p in PAGES_PER_WORK for b in BLOCKS_PER_SM for w, s, one, ahead in VARIANTS],
                key=["layout"], prune_configs_by={"early_config_prune": _split_choices}, warmup=2, rep=10)
-def _tuned_decode_step(inputs, layout, pages_per_work, blocks_per_sm, stages, one_launch, warps):
+def _tuned_decode_step(inputs, layout, pages_per_work, blocks_per_sm, stages, one_launch, warps, prefetch):
     """One decode step with this choice: flyc.autotune keeps the fastest per batch layout, and tunes again
     when the kernels or this module's host code change."""
-    _plan_for(inputs, pages_per_work, blocks_per_sm, stages, one_launch, warps)()
+    _plan_for(inputs, pages_per_work, blocks_per_sm, stages, one_launch, warps, prefetch)()
 
 
 def pa_decode_ps_prepare(query, key_cache, value_cache, block_tables, context_lengths, k_scale, v_scale,
@@ -798,10 +819,10 @@ class _Step:
     """One decode step on `buffers` (_decode_buffers), the matrix-unit kernel as chosen: call it to run it;
     `launcher` and `args` are what it launches (to lower it without running it)."""
 
-    def __init__(self, buffers, stages=1, one_launch=False, warps=1):
+    def __init__(self, buffers, stages=1, one_launch=False, warps=1, prefetch=False):
         self.buffers = buffers
         self.launcher, args, _ = buffers
-        self.args = (*args, stages, one_launch, warps)
+        self.args = (*args, stages, one_launch, warps, prefetch)
 
     def __call__(self):
         try:

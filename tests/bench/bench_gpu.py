@@ -283,9 +283,10 @@ def pa_decode(copy):
 
 
 def variant_label(variant):
-    """PA decode's matrix-unit kernel variant, (warps, stages, one_launch), in words."""
-    warps, stages, one = variant
-    return f"{warps} warps, {stages} stages, {'one launch' if one else 'combine kernel'}"
+    """PA decode's matrix-unit kernel variant, (warps, stages, one_launch, prefetch), in words."""
+    warps, stages, one, prefetch = variant
+    return (f"{warps} warps, {stages} stages{' + prefetch' if prefetch else ''}, "
+            f"{'one launch' if one else 'combine kernel'}")
 
 
 def pa_decode_quick(copy):
@@ -322,8 +323,8 @@ def pa_decode_quick(copy):
                          + variant_label(tuned_variant))]
                 for variant in pa.VARIANTS:
                     if variant != tuned_variant:
-                        warps, stages, one = variant
-                        runs = [pa._Step(step.buffers, stages, one, warps) for step in steps]
+                        warps, stages, one, prefetch = variant
+                        runs = [pa._Step(step.buffers, stages, one, warps, prefetch) for step in steps]
                         rows.append((graph_time(runs), "flyrt, same split, " + variant_label(variant)))
             with bounds_checks(True):  # the default mode, as a notebook runs it: tuned for it apart
                 checked = [pa.pa_decode_ps_prepare(**c)[0] for c in cases]

@@ -89,17 +89,20 @@ def test_the_portable_kernel_on_the_gpu(name, monkeypatch):
     assert ok, max_diff
 
 
-VARIANTS = [(stages, one_launch, 1) for stages in (1, 2, 3) for one_launch in (True, False)] + [
-    (stages, one_launch, 4) for stages in (1, 3) for one_launch in (True, False)]
+VARIANTS = [(stages, one_launch, 1, False) for stages in (1, 2, 3) for one_launch in (True, False)] + [
+    (stages, one_launch, 4, False) for stages in (1, 3) for one_launch in (True, False)] + [
+    (1, one_launch, warps, True) for warps in (1, 4) for one_launch in (True, False)]
 
 
-@pytest.mark.parametrize("stages, one_launch, warps", VARIANTS,
-                         ids=[f"{s} stages, {'one launch' if one else 'combine kernel'}, {w} warps"
-                              for s, one, w in VARIANTS])
+@pytest.mark.parametrize("stages, one_launch, warps, prefetch", VARIANTS,
+                         ids=[f"{s} stages{' + prefetch' if ahead else ''}, "
+                              f"{'one launch' if one else 'combine kernel'}, {w} warps"
+                              for s, one, w, ahead in VARIANTS])
 @pytest.mark.parametrize("name", ["baseline", "multi_token_decode", "per_token_scales", "variable_lengths",
                                   "e4m3fn", "gqa_two_kv_heads"])
-def test_every_variant_of_the_matrix_unit_kernel(name, stages, one_launch, warps):
-    """What the tuner chooses between, each against the reference: pages in flight through shared memory,
+def test_every_variant_of_the_matrix_unit_kernel(name, stages, one_launch, warps, prefetch):
+    """What the tuner chooses between, each against the reference: pages in flight through shared memory or
+    registers,
     the partials combined by the last block to arrive or by a kernel of their own, and blocks of 4 warps
     sharing an item's pages (6: two for warps 0 and 1, one for the others); run twice, the output poisoned
     between, so that the arrival counts a launch leaves at 0 are seen to be."""
@@ -109,7 +112,7 @@ def test_every_variant_of_the_matrix_unit_kernel(name, stages, one_launch, warps
     out = torch.empty_like(device["query"])
     buffers = pa._decode_buffers(**device, softmax_scale=None, workers=40, out=out,
                                  pages_per_work=2 if warps == 1 else 6)
-    run = pa._Step(buffers, stages, one_launch, warps)
+    run = pa._Step(buffers, stages, one_launch, warps, prefetch)
     reference = pa_decode_reference(**case)
     for _ in range(2):
         out.fill_(float("nan"))

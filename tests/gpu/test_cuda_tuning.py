@@ -78,7 +78,7 @@ def test_pa_decode_pages_per_work_come_from_the_tuner():
     ok, max_diff, _ = check(host(out.float()), pa_decode_reference(**case), True)
     assert ok, max_diff
     timings = pa._tuned_decode_step.configs_timings
-    choices = ("pages_per_work", "blocks_per_sm", "warps", "stages", "one_launch")
+    choices = ("pages_per_work", "blocks_per_sm", "warps", "stages", "one_launch", "prefetch")
     assert sorted(tuple(c.kwargs[k] for k in choices) for c in timings) == sorted(
         (p, b, *variant) for p in pa.PAGES_PER_WORK for b in pa.BLOCKS_PER_SM for variant in pa.VARIANTS
         if p >= variant[0])  # the split too (workers left to it), and the kernel's variants

@@ -123,6 +123,32 @@ def test_pa_decode_matrix_kernel_on_gfx942_runs_one_mfma_per_product_without_scr
     assert code_objects.disassembly(image).count("v_mfma_f32_16x16x16_f16") == 32  # its fragments are f16
 
 
+@pytest.mark.parametrize("fmt", ["e4m3fnuz", "e4m3fn"])
+@pytest.mark.parametrize("warps, stages, one_launch, prefetch", [
+    (1, 1, False, False), (1, 1, False, True), (4, 1, False, False), (4, 1, False, True)])
+def test_every_pa_decode_variant_the_tuner_tries_compiles_for_gfx942_without_scratch(fmt, warps, stages, one_launch,
+                                                                                    prefetch):
+    """The tuner's variants (pa.VARIANTS, spelled out: a change there is a change here too) at their AMD
+    occupancy hints: a 4-warp block's fx.mma is two MFMAs, one a half-wave."""
+    import kernels.pa_decode_fp8 as pa
+    from kernels.pa_reference import make_case
+
+    assert (warps, stages, one_launch, prefetch) in pa.VARIANTS
+    case = make_case(num_seqs=2, num_q_heads=16, num_kv_heads=1, head_size=128, context_length=64, fmt=fmt)
+    buffers = pa._decode_buffers(**case, softmax_scale=None, workers=2, out=np.zeros_like(case["query"]),
+                                 pages_per_work=None)
+    step = pa._Step(buffers, stages, one_launch, warps, prefetch)
+    flyrt.set_bounds_checks(False)
+    try:
+        image = step.launcher.lower(*step.args, target="hip", arch="gfx942").device_code["pa_decode_mma_kernel"]
+    finally:
+        flyrt.set_bounds_checks(None)
+    notes = code_objects.check_code_object(image, "pa_decode_mma_kernel", 0)
+    assert notes[".vgpr_spill_count"] == 0 and notes[".private_segment_fixed_size"] == 0, notes
+    assert notes[".max_flat_workgroup_size"] == 32 * warps
+    assert code_objects.disassembly(image).count("v_mfma_f32_16x16x16_f16") == 32 * (1 if warps == 1 else 2)
+
+
 @flyc.kernel
 def _unary(x: fx.Tensor, y: fx.Tensor):
     i = fx.thread_idx.x

@@ -55,10 +55,10 @@ def test_pa_decode_lowers_and_assembles(fmt, per_token):
         ptxas.assemble(ptx, kernel)
 
 
-@pytest.mark.parametrize("warps, stages, one_launch", pa.VARIANTS)
-def test_every_pa_decode_variant_the_tuner_tries_assembles(warps, stages, one_launch):
+@pytest.mark.parametrize("warps, stages, one_launch, prefetch", pa.VARIANTS)
+def test_every_pa_decode_variant_the_tuner_tries_assembles(warps, stages, one_launch, prefetch):
     case = make_case(num_seqs=2, num_q_heads=16, num_kv_heads=1, head_size=128, context_length=64, fmt="e4m3fn")
-    step = pa._Step(pa_step(case).buffers, stages, one_launch, warps)
+    step = pa._Step(pa_step(case).buffers, stages, one_launch, warps, prefetch)
     code = step.launcher.lower(*step.args, target="cuda", arch="sm_90").device_code
     assert sorted(code) == (["pa_decode_mma_kernel"] if one_launch else ["pa_combine_kernel", "pa_decode_mma_kernel"])
     assert f".reqntid {32 * warps}, 1, 1" in code["pa_decode_mma_kernel"]

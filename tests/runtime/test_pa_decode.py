@@ -122,22 +122,34 @@ def test_the_matrix_unit_kernel_matches_the_reference(name, monkeypatch):
     assert ("pa_decode_mma_kernel" in kernels) == (options.get("block_size", 16) == 16)
 
 
-@pytest.mark.parametrize("stages, one_launch, warps", [(2, True, 1), (3, True, 1), (1, True, 1), (3, False, 1),
-                                                       (1, False, 4), (3, True, 4), (2, False, 4)])
+@pytest.mark.parametrize("stages, one_launch, warps, prefetch", [
+    (2, True, 1, False), (3, True, 1, False), (1, True, 1, False), (3, False, 1, False), (1, False, 4, False),
+    (3, True, 4, False), (2, False, 4, False), (1, False, 1, True), (1, True, 4, True)])
 @pytest.mark.parametrize("name", ["multi_token_decode", "per_token_scales", "variable_lengths"])
-def test_the_matrix_unit_kernels_variants_match_the_reference(name, stages, one_launch, warps, monkeypatch):
-    """Pages in flight through shared memory (stages past an item's last page masked out), the partials
-    combined by a kernel of their own instead of the last block to arrive, and blocks of 4 warps sharing an
-    item's pages (6: two pages for warps 0 and 1, one for the others; with stages, most of a step masked):
-    the choices the tuner has on a GPU."""
+def test_the_matrix_unit_kernels_variants_match_the_reference(name, stages, one_launch, warps, prefetch,
+                                                              monkeypatch):
+    """Pages in flight through shared memory (stages past an item's last page masked out) or through
+    registers (prefetch: the last page's next load is its own again), the partials combined by a kernel of
+    their own instead of the last block to arrive, and blocks of 4 warps sharing an item's pages (6: two pages
+    for warps 0 and 1, one for the others; with stages, most of a step masked): the choices the tuner has on
+    a GPU."""
     monkeypatch.setattr(pa, "USE_MMA_KERNEL", True)
     options = dict(CASES[name])
     case = make_case(seed=len(name) + 7, **options)
     out = np.full_like(case["query"], np.nan)
     buffers = pa._decode_buffers(**case, softmax_scale=None, workers=3, out=out, pages_per_work=3 if warps == 1 else 6)
-    pa._Step(buffers, stages, one_launch, warps)()
+    pa._Step(buffers, stages, one_launch, warps, prefetch)()
     ok, max_diff, _ = check(out, pa_decode_reference(**case), options.get("variable_lengths", False))
     assert ok, max_diff
+
+
+def test_a_prefetch_with_stages_of_shared_memory_is_a_clear_error(monkeypatch):
+    monkeypatch.setattr(pa, "USE_MMA_KERNEL", True)
+    case = make_case(seed=5, **CASES["multi_token_decode"])
+    buffers = pa._decode_buffers(**case, softmax_scale=None, workers=3, out=np.empty_like(case["query"]),
+                                 pages_per_work=3)
+    with pytest.raises(ValueError, match=r"prefetch=True is a stage in registers, for stages=1 \(not 3\)"):
+        pa._Step(buffers, 3, False, 1, True)()
 
 
 @pytest.mark.parametrize("head_size, context, threads", [(64, 1000, 128), (128, 1000, 128), (128, 3000, 512)])
