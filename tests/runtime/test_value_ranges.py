@@ -208,3 +208,38 @@ def test_a_strided_loop_is_proven_only_when_its_last_step_fits():
     x = np.arange(18, dtype=np.float32)
     with pytest.raises(IndexError, match=r"index \(18\) is out of bounds for tensor 'x' of shape \(18\)"):
         quads(x, out, 18)  # c = 16: x[18] and x[19] are past the end
+
+
+@flyc.kernel
+def _gather_rows(x: fx.Tensor, picks: fx.Tensor, out: fx.Tensor):
+    t = fx.thread_idx.x
+    column = 4 * (t % 16)
+    row = fx.Vector.load(x, (picks[t, 0], picks[t, 1], column), 4, align=16)  # indices the range analysis cannot bound
+    out[t] = row.reduce("add")
+
+
+@flyc.jit
+def gather_rows(x: fx.Tensor, picks: fx.Tensor, out: fx.Tensor):
+    _gather_rows(x, picks, out).launch(block=(64,))
+
+
+def test_strides_specialized_on_their_multiple_prove_vector_alignment():
+    """The launcher is specialized on the power of two dividing a tensor's strides (up to 16), so a vector
+    access whose last index is aligned is proven aligned however large the data-dependent indices (their
+    sum may wrap in Int64: its residue does not); strides of 66 floats leave the check, which reports."""
+    picks = np.array([[i % 3, 0] for i in range(64)], np.int32)  # (rows 66 floats apart: even ones aligned)
+    out = np.zeros(64, np.float32)
+    for width, multiple in ((64, 16), (66, 2)):
+        x = np.arange(3 * 2 * width, dtype=np.float32).reshape(3, 2, width)
+        gather_rows(x, picks, out)
+        expected = [x[i % 3, 0, 4 * (i % 16):4 * (i % 16) + 4].sum() for i in range(64)]
+        np.testing.assert_array_equal(out, expected)
+        assert f"strides multiples of {multiple}" in flyc.compile_log()[-1].specialization
+        ir = gather_rows.lower(x, picks, out, target="cpu").llvm_ir
+        assert ("not 16-byte aligned" in ir) == (multiple < 4)  # 16 bytes: 4 floats
+        assert "out of bounds for tensor 'x'" in ir  # the picks' indices stay checked
+    x = np.zeros((3, 2, 66), np.float32)
+    odd = picks.copy()
+    odd[5] = (0, 1)  # element 66: 264 bytes, not a multiple of 16
+    with pytest.raises(IndexError, match=r"index \(0, 1, 20\) of tensor 'x' is not 16-byte aligned, as align=16"):
+        gather_rows(x, odd, out)

@@ -119,7 +119,7 @@ constexpr std::size_t key_parts(param_kind kind)
     switch (kind)
     {
     case param_kind::tensor:
-        return 6;
+        return 7;
     case param_kind::scalar:
     case param_kind::constexpr_:
         return 2;
@@ -168,8 +168,8 @@ private:
     // Fills `state` from one bound argument, as its parameter's kind says.
     void describe(std::size_t index, PyObject* value, call_state& state);
     // A numpy array, a torch CUDA tensor, else what m_adapt makes of it. Its
-    // part: dtype, rank, contiguity, index width, alignment; its slots: data
-    // pointer, shape, strides.
+    // part: dtype, rank, contiguity, index width, alignment, the strides'
+    // common power of two; its slots: data pointer, shape, strides.
     void describe_tensor(std::size_t index, PyObject* value, call_state& state);
     // Its part: the class it is passed as; its slot: the value's bits.
     void describe_scalar(std::size_t index, PyObject* value, call_state& state);
@@ -283,7 +283,24 @@ inline void specializer::describe_tensor(std::size_t index, PyObject* value, cal
     // kernels know it instead of trusting `align=` promises.
     const std::uint64_t lowest_bit = view.data & (~view.data + 1);
     const auto alignment = static_cast<std::int64_t>(lowest_bit == 0 || lowest_bit > 16 ? 16 : lowest_bit);
-    append_to_key(state, tag_tensor, view.dtype, view.ndim, view.contiguous ? 1 : 0, index_bits, alignment);
+    // The largest power of two, up to 16, that divides every stride (in
+    // elements) but a contiguous tensor's last, which kernels know is 1: with
+    // it they prove `align=` promises and vector accesses' alignment (as
+    // Triton specializes on divisibility by 16).
+    std::uint64_t strides_or = 16;
+    for (int d = 0; d < view.ndim - (view.contiguous ? 1 : 0); ++d)
+    {
+        strides_or |= static_cast<std::uint64_t>(view.strides[d]);
+    }
+    const auto stride_multiple = static_cast<std::int64_t>(strides_or & (~strides_or + 1));
+    append_to_key(state,
+                  tag_tensor,
+                  view.dtype,
+                  view.ndim,
+                  view.contiguous ? 1 : 0,
+                  index_bits,
+                  alignment,
+                  stride_multiple);
     state.slots.push_back(view.data);
     for (int d = 0; d < view.ndim; ++d)
     {

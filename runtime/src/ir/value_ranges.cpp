@@ -84,12 +84,26 @@ int_range type_range(scalar kind)
     return {-(wide(1) << (bits - 1)), (wide(1) << (bits - 1)) - 1, 1};
 }
 
+// The largest power of two dividing `v` (0 for 0).
+wide lowest_bit(wide v)
+{
+    return v & -v;
+}
+
 // `r` when the type holds all of it, else the type's whole range (the
-// arithmetic may have wrapped).
+// arithmetic may have wrapped), but for r's residue modulo the largest power
+// of two dividing its stride: wrapping is modulo 2**bits, which keeps it (an
+// offset's alignment survives a sum of products that may overflow).
 int_range fit(const int_range& r, scalar kind)
 {
     const int_range all = type_range(kind);
-    return r.lo >= all.lo && r.hi <= all.hi ? r : all;
+    if (r.lo >= all.lo && r.hi <= all.hi)
+    {
+        return r;
+    }
+    const int bits = bit_width(kind);
+    const wide power = bits < 2 ? 0 : std::min(lowest_bit(magnitude(r.stride)), wide(1) << (bits - 1));
+    return power > 1 ? lattice(all.lo, all.hi, power, r.lo) : all;
 }
 
 int_range multiply(const int_range& a, const int_range& b)
@@ -447,6 +461,21 @@ int_range value_ranges::binary(const op& o) const
         if (a.single() && b.single())
         {
             return exact(a.lo & b.lo);
+        }
+        if (a.single() || b.single())
+        {
+            // A mask of the low bits, 2**k - 1, of a value whose stride 2**k divides: its residue. A mask
+            // of the high bits, -2**k: the value rounded down to a multiple of 2**k.
+            const int_range& x = a.single() ? b : a;
+            const wide mask = a.single() ? a.lo : b.lo;
+            if (mask > 0 && lowest_bit(mask + 1) == mask + 1 && x.stride % (mask + 1) == 0)
+            {
+                return exact(floor_mod(x.lo, mask + 1));
+            }
+            if (mask < 0 && lowest_bit(-mask) == -mask)
+            {
+                return lattice(x.lo - floor_mod(x.lo, -mask), x.hi - floor_mod(x.hi, -mask), -mask, 0);
+            }
         }
         if (a.lo >= 0 || b.lo >= 0)
         {

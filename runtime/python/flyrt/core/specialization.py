@@ -10,7 +10,7 @@ from . import dtypes, fp8
 _TAGS = _core.codes.key_tags
 TENSOR, SCALAR, CONST_INT, CONST_OBJECT, CONST_BOOL, STREAM = (
     _TAGS[name] for name in ("tensor", "scalar", "const_int", "const_object", "const_bool", "stream"))
-_KEY_WIDTH = {TENSOR: 6, SCALAR: 2, CONST_INT: 2, CONST_OBJECT: 2, CONST_BOOL: 2, STREAM: 1}
+_KEY_WIDTH = {TENSOR: 7, SCALAR: 2, CONST_INT: 2, CONST_OBJECT: 2, CONST_BOOL: 2, STREAM: 1}
 PREFIX = 3  # compile mode (bounds checks), target code, device index
 
 _KINDS = _core.codes.param_kinds
@@ -41,12 +41,16 @@ class TensorSpec:
     contiguous: bool
     index_bits: int = 32  # 64 when a shape or stride does not fit in Int32
     align: int = 16  # bytes the data pointer is a multiple of, up to 16
+    # elements every stride is a multiple of (a power of two up to 16; a contiguous tensor's last stride is 1)
+    stride_multiple: int = 1
 
     def describe(self):
         layout = "contiguous" if self.contiguous else "strided"
         wide = ", 64-bit indices" if self.index_bits == 64 else ""
         aligned = f", {self.align}-byte aligned" if self.align < 16 else ""
-        return f"{self.dtype.name}[{self.ndim}-d, {layout}{wide}{aligned}]"
+        covered = self.ndim - (1 if self.contiguous else 0)  # the strides stride_multiple speaks of
+        strides = f", strides multiples of {self.stride_multiple}" if covered and self.stride_multiple > 1 else ""
+        return f"{self.dtype.name}[{self.ndim}-d, {layout}{wide}{aligned}{strides}]"
 
 
 @dataclass(frozen=True)
@@ -91,7 +95,7 @@ def decode(key, bound_args):
         if tag == TENSOR:
             code = key[pos + 1]
             dtype = fp8.BY_KEY_CODE[code] if code in fp8.BY_KEY_CODE else dtypes.from_scalar(_core.Scalar(code))
-            specs.append(TensorSpec(dtype, key[pos + 2], bool(key[pos + 3]), key[pos + 4], key[pos + 5]))
+            specs.append(TensorSpec(dtype, key[pos + 2], bool(key[pos + 3]), *key[pos + 4:pos + 7]))
         elif tag == SCALAR:
             specs.append(ScalarSpec(SCALAR_CLASSES[key[pos + 1]]))
         elif tag in (CONST_INT, CONST_OBJECT, CONST_BOOL):

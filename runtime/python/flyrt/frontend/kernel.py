@@ -87,7 +87,8 @@ class PendingLaunch:
         for pname, value in self.arguments.items():
             annotation = self.kernel.signature.parameters[pname].annotation
             if isinstance(value, tensor.TensorValue):
-                spec = TensorSpec(value.dtype, value.ndim, value.contiguous, value.index_bits, value.base_align)
+                spec = TensorSpec(value.dtype, value.ndim, value.contiguous, value.index_bits, value.base_align,
+                                  value.stride_multiple)
                 natives.extend(value.native)
             elif is_constexpr(annotation) or annotation is Stream or isinstance(value, Stream):
                 if isinstance(value, Value):
@@ -116,7 +117,7 @@ class PendingLaunch:
             if isinstance(spec, TensorSpec):
                 count = 1 + 2 * spec.ndim
                 args[pname] = tensor.TensorValue(pname, spec.dtype, ids[:count], spec.contiguous, spec.index_bits,
-                                                 spec.align)
+                                                 spec.align, spec.stride_multiple)
                 ids = ids[count:]
             elif isinstance(spec, ScalarSpec):
                 args[pname] = Value(ids.pop(0), spec.dtype)
@@ -140,9 +141,9 @@ class PendingLaunch:
         builder = trace.module.add_function(
             name, "kernel", types, names, code.co_filename, code.co_firstlineno, known_block,
             self.min_blocks_per_sm.get(trace.target.name, 0))
-        args = self.kernel_arguments(params, builder.parameters)
         trace.builders.append(builder)
         try:
+            args = self.kernel_arguments(params, builder.parameters)
             rewrite(kernel.fn)(**args)
         finally:
             trace.builders.pop()

@@ -70,7 +70,8 @@ def _argument(name, value, spec):
         buffer, strides = memory.of_array(array, name)
         index = (dtypes.Int64 if spec.index_bits == 64 else dtypes.Int32).numpy_dtype.type
         native = [buffer] + [index(n) for n in array.shape] + [index(s) for s in strides]
-        return tensor.TensorValue(name, spec.dtype, native, spec.contiguous, spec.index_bits, spec.align)
+        return tensor.TensorValue(name, spec.dtype, native, spec.contiguous, spec.index_bits, spec.align,
+                                  spec.stride_multiple)
     if isinstance(spec, specialization.ScalarSpec):
         return convert(value, spec.dtype) if isinstance(value, Value) else _scalar(value, spec.dtype)
     if isinstance(spec, specialization.StreamSpec):

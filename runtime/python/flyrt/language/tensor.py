@@ -26,7 +26,7 @@ def _checks_bounds():
 class TensorValue:
     """A tensor argument as a launcher or kernel sees it while tracing."""
 
-    def __init__(self, name, dtype, native, contiguous, index_bits=32, base_align=16):
+    def __init__(self, name, dtype, native, contiguous, index_bits=32, base_align=16, stride_multiple=1):
         ndim = (len(native) - 1) // 2
         index = dtypes.Int64 if index_bits == 64 else dtypes.Int32
         self.name = name
@@ -38,8 +38,14 @@ class TensorValue:
         self._strides = [Value(v, index) for v in native[1 + ndim :]]
         if contiguous and ndim > 0:
             self._strides[-1] = 1  # known, so inner loops vectorize
+        if stride_multiple > 1:
+            # The strides' low bits are zeros (specialized on): said in the IR, where the range analysis
+            # proves a vector access's alignment from them, and LLVM learns it too.
+            self._strides = [s & constant(-stride_multiple, index) if isinstance(s, Value) and not s.concrete
+                             else s for s in self._strides]
         self.contiguous = contiguous
         self.base_align = base_align  # bytes the data pointer is a multiple of (specialized on, up to 16)
+        self.stride_multiple = stride_multiple  # what every stride but a contiguous last is a multiple of
         self.written = False  # a store into it was traced
         self.shared_shape = None  # an fx.shared array's shape, in Python ints
 

@@ -282,25 +282,25 @@ class JitFunction(_core.Dispatcher):
         host_name = trace.unique_name(self.__name__)
         builder = trace.module.add_function(
             host_name, "host", types, names, code.co_filename, code.co_firstlineno, (0, 0, 0))
-        ids = list(builder.parameters)
-        args = {}
-        for (pname, value), spec in zip(bound.items(), specs):
-            if isinstance(spec, specialization.TensorSpec):
-                count = 1 + 2 * spec.ndim
-                args[pname] = tensor.TensorValue(pname, spec.dtype, ids[:count], spec.contiguous, spec.index_bits,
-                                                 spec.align)
-                ids = ids[count:]
-            elif isinstance(spec, specialization.ScalarSpec):
-                args[pname] = Value(ids.pop(0), spec.dtype)
-            elif isinstance(spec, specialization.StreamSpec):
-                args[pname] = Value(ids.pop(0), dtypes.Int64)  # a driver's stream handle
-            else:
-                args[pname] = value
-                trace.recorder.obtain(value, pname)  # a Constexpr object: its state is compiled in
-        trace.builders.append(builder)
-        if self._factory is not None:
-            trace.recorder.function(self._factory.function)  # its code built this launcher
-        with tracing(trace):
+        with tracing(trace):  # (the arguments' values emit ops: a tensor's known strides)
+            ids = list(builder.parameters)
+            trace.builders.append(builder)
+            args = {}
+            for (pname, value), spec in zip(bound.items(), specs):
+                if isinstance(spec, specialization.TensorSpec):
+                    count = 1 + 2 * spec.ndim
+                    args[pname] = tensor.TensorValue(pname, spec.dtype, ids[:count], spec.contiguous, spec.index_bits,
+                                                     spec.align, spec.stride_multiple)
+                    ids = ids[count:]
+                elif isinstance(spec, specialization.ScalarSpec):
+                    args[pname] = Value(ids.pop(0), spec.dtype)
+                elif isinstance(spec, specialization.StreamSpec):
+                    args[pname] = Value(ids.pop(0), dtypes.Int64)  # a driver's stream handle
+                else:
+                    args[pname] = value
+                    trace.recorder.obtain(value, pname)  # a Constexpr object: its state is compiled in
+            if self._factory is not None:
+                trace.recorder.function(self._factory.function)  # its code built this launcher
             rewrite(self.fn)(**args)
         problem = trace.module.verify(target)
         if problem is not None:
