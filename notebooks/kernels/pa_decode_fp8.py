@@ -7,10 +7,11 @@ below (``_load_q_fragments`` is a ``@flyc.jit`` device helper). Head size and
 page size are specialization constants taken from the cache shapes.
 
 Work: a host-side builder splits each (sequence, kv head) context into page
-ranges and hands them to a fixed number of workers. On GPUs (pages of 16,
-heads up to 128) a worker is a block of 1 or 4 warps on the matrix units
-(fx.mma), 4 sharing a work item's pages, with one or two pages in flight
-through shared memory when the tuner finds that pays.
+ranges and hands them to a fixed number of workers. On GPUs (pages of 16
+tokens or a multiple, heads up to 128) a worker is a block of 1 or 4 warps on
+the matrix units (fx.mma), which take a page 16 tokens at a time (a tile), 4
+warps sharing a work item's tiles, with one tile in flight in registers or one
+or two through shared memory when the tuner finds that pays.
 Else a worker's threads are query rows of one kv head's group (group x query
 length; up to 16 per block, more rows take more blocks); it stages K and V
 dequantized in shared memory up to 16 tokens at a time (8 past head size
@@ -102,8 +103,8 @@ def _q_fragment(q_rows, rows, gq, tq, step):
 
 
 def _lane_pieces(gq, tq, head_size):
-    """What a lane of the matrix-unit kernel reads of one page, piece by piece: (from V, (token, head
-    dimension), bytes, where the piece sits in the lane's row of a stage). Its keys first, 16 bytes at
+    """What a lane of the matrix-unit kernel reads of one tile (16 tokens of a page), piece by piece: (from V,
+    (token, head dimension), bytes, where the piece sits in the lane's row of a stage). Its keys first, 16 bytes at
     token 8 half + gq, head dimension 64 chunk + 16 tq; then its V rows, tokens 2 tq + r % 2 + 8 (r // 2)
     from head dimension (head_size / 8) gq on. A generator: each piece's index is traced next to the
     access its caller makes of it."""
@@ -117,42 +118,53 @@ def _lane_pieces(gq, tq, head_size):
 
 
 def _as_page(pieces, head_size):
-    """A page's pieces (as _lane_pieces orders them) as the kernel uses them: keys[half][chunk], V rows."""
+    """A tile's pieces (as _lane_pieces orders them) as the kernel uses them: keys[half][chunk], V rows."""
     chunks = head_size // 64
     return [pieces[:chunks], pieces[chunks:2 * chunks]], pieces[2 * chunks:]
 
 
-def _page_pieces(key_cache, value_cache, block, kv_head, gq, tq, head_size):
-    """A lane's page, loaded as stored (FP8 bytes, converted where used), piece by piece (_lane_pieces)."""
-    return [fx.Vector.load(value_cache if from_v else key_cache, (block, kv_head, *at), size, align=size)
-            for from_v, at, size, _ in _lane_pieces(gq, tq, head_size)]
+def _tile(block_tables, seq, tile, end_tile, tiles):
+    """(block, first token) of a work item's 16-token tile `tile` (one past its last: the last), a page being
+    `tiles` tiles."""
+    tile = fx.min(tile, end_tile - 1)
+    if tiles == 1:
+        return block_tables[seq, tile], 0
+    return block_tables[seq, tile // tiles], 16 * (tile % tiles)
 
 
-def _copy_page(stage, key_cache, value_cache, block, kv_head, lane, gq, tq, head_size, valid):
-    """Starts copying a lane's page into its row of shared array `stage`, one group of async copies;
-    nothing is read where `valid` is false."""
-    for from_v, at, size, offset in _lane_pieces(gq, tq, head_size):
-        fx.async_copy(stage, (lane, offset), value_cache if from_v else key_cache, (block, kv_head, *at),
+def _page_pieces(key_cache, value_cache, block, first, kv_head, gq, tq, head_size):
+    """A lane's tile (16 tokens of page `block` from token `first`), loaded as stored (FP8 bytes, converted
+    where used), piece by piece (_lane_pieces)."""
+    return [fx.Vector.load(value_cache if from_v else key_cache, (block, kv_head, first + token, d), size,
+                           align=size)
+            for from_v, (token, d), size, _ in _lane_pieces(gq, tq, head_size)]
+
+
+def _copy_page(stage, key_cache, value_cache, block, first, kv_head, lane, gq, tq, head_size, valid):
+    """Starts copying a lane's tile (_page_pieces) into its row of shared array `stage`, one group of async
+    copies; nothing is read where `valid` is false."""
+    for from_v, (token, d), size, offset in _lane_pieces(gq, tq, head_size):
+        fx.async_copy(stage, (lane, offset), value_cache if from_v else key_cache, (block, kv_head, first + token, d),
                       lanes=size, mask=valid)
     fx.async_commit()
 
 
 def _staged_bytes(stage, lane, gq, tq, head_size):
-    """A lane's page from its row of `stage` (_copy_page)."""
+    """A lane's tile from its row of `stage` (_copy_page)."""
     return _as_page([fx.Vector.load(stage, (lane, offset), size, align=size)
                      for _, _, size, offset in _lane_pieces(gq, tq, head_size)], head_size)
 
 
-def _token_scales(k_scale, v_scale, block, kv_head, tq):
-    """A lane's per-token scales of one page: its scores' and weights' (tokens 8 (k // 4) + 2 tq + k % 2)."""
-    tokens = [8 * (k // 4) + 2 * tq + k % 2 for k in range(8)]
+def _token_scales(k_scale, v_scale, block, first, kv_head, tq):
+    """A lane's per-token scales of one tile: its scores' and weights' (tokens first + 8 (k // 4) + 2 tq + k % 2)."""
+    tokens = [first + 8 * (k // 4) + 2 * tq + k % 2 for k in range(8)]
     return [k_scale[block, kv_head, t] for t in tokens], [v_scale[block, kv_head, t] for t in tokens]
 
 
 def _matrix_unit_fits(rows, head_size, block_size, trans_v):
     """Whether the matrix-unit kernel takes a shape: up to 16 query rows a kv head (group x query length),
-    heads of 64 or 128, pages of 16, V not transposed."""
-    return rows <= 16 and not trans_v and head_size in (64, 128) and block_size == 16
+    heads of 64 or 128, pages of 16 tokens or a multiple (it computes tiles of 16), V not transposed."""
+    return rows <= 16 and not trans_v and head_size in (64, 128) and block_size % 16 == 0
 
 
 def _mma_kernel_wanted():
@@ -438,6 +450,7 @@ def compile_pa_decode_ps(softmax_scale=None, trans_v=False, needs_mask=True, que
         gq = lane // 4
         tq = lane % 4
         steps = head_size // 16  # along the head dimension, 16 at a time
+        tiles = block_size // 16  # of 16 tokens, a page
         q_rows = fx.shared((16, head_size), fx.Float16)  # as the matrix units take them, read every page
         ticket = fx.shared((1,), fx.Int32)
         # a thread's row of each stage: head_size bytes and 16 more, so that the lanes' 16-byte reads of a
@@ -459,57 +472,63 @@ def compile_pa_decode_ps(softmax_scale=None, trans_v=False, needs_mask=True, que
             peak_a = peak_b = float("-inf")  # rows gq and gq + 8
             sum_a = sum_b = 0.0  # this lane's share of their softmax denominators
             out_frags = [fx.Vector.zeros(4, fx.Float32) for _ in range(head_size // 8)]
-            # Warp w computes pages first_page + w, first_page + w + warps, ..: the warps step through the
-            # item together (the loop's bounds the block's), a warp's page past the item's masked.
-            first_page = work[item, 2]
-            end_page = work[item, 3]
-            # With stages > 1 a lane keeps stages - 1 pages' bytes in flight (async copies into shared memory,
-            # each stage an array of its own) and computes on the oldest; with 1 it loads each page as it
-            # computes it. Either way the block-table entries are read a page ahead.
+            # The item's pages as tiles of 16 tokens (`tiles` a page), which the matrix units take at once. Warp
+            # w computes tiles first_tile + w, first_tile + w + warps, ..: the warps step through the item
+            # together (the loop's bounds the block's), a warp's tile past the item's masked.
+            first_tile = work[item, 2] * tiles
+            end_tile = work[item, 3] * tiles
+            # With stages > 1 a lane keeps stages - 1 tiles' bytes in flight (async copies into shared memory,
+            # each stage an array of its own) and computes on the oldest; with 1 it loads each tile as it
+            # computes it. Either way the block-table entries are read a tile ahead.
             ahead = stages - 1
-            upcoming = block_tables[seq, fx.min(first_page + warp, end_page - 1)]
-            held = [upcoming] * stages  # the block of the page each stage holds
-            if fx.const_expr(prefetch):  # (one stage) the next page's bytes in registers while one is computed
-                fetched = _page_pieces(key_cache, value_cache, upcoming, kv_head, gq, tq, head_size)
-                fetched_block = upcoming
-                upcoming = block_tables[seq, fx.min(first_page + warp + warps, end_page - 1)]
+            upcoming, upcoming_first = _tile(block_tables, seq, first_tile + warp, end_tile, tiles)
+            held = [upcoming] * stages  # the tile each stage holds: its block, and its first token in the block
+            held_first = [upcoming_first] * stages
+            if fx.const_expr(prefetch):  # (one stage) the next tile's bytes in registers while one is computed
+                fetched = _page_pieces(key_cache, value_cache, upcoming, upcoming_first, kv_head, gq, tq, head_size)
+                fetched_block, fetched_first = upcoming, upcoming_first
+                upcoming, upcoming_first = _tile(block_tables, seq, first_tile + warp + warps, end_tile, tiles)
             for a in fx.range_constexpr(ahead):
-                page = first_page + a * warps + warp
-                _copy_page(staged[a], key_cache, value_cache, upcoming, kv_head, thread, gq, tq, head_size,
-                           page < end_page)
+                tile = first_tile + a * warps + warp
+                _copy_page(staged[a], key_cache, value_cache, upcoming, upcoming_first, kv_head, thread, gq, tq,
+                           head_size, tile < end_tile)
                 held = [upcoming if i == a else b for i, b in enumerate(held)]
-                upcoming = block_tables[seq, fx.min(page + warps, end_page - 1)]
-            for base in range(first_page, end_page, stages * warps):
+                held_first = [upcoming_first if i == a else f for i, f in enumerate(held_first)]
+                upcoming, upcoming_first = _tile(block_tables, seq, tile + warps, end_tile, tiles)
+            for base in range(first_tile, end_tile, stages * warps):
                 for at in fx.range_constexpr(stages):
-                    page = base + at * warps + warp
+                    tile = base + at * warps + warp
                     if fx.const_expr(prefetch):
-                        block = fetched_block
+                        block, first = fetched_block, fetched_first
                         key_bytes, v_bytes = _as_page(fetched, head_size)
-                        fetched = _page_pieces(key_cache, value_cache, upcoming, kv_head, gq, tq, head_size)
-                        fetched_block = upcoming
-                        upcoming = block_tables[seq, fx.min(page + 2 * warps, end_page - 1)]
+                        fetched = _page_pieces(key_cache, value_cache, upcoming, upcoming_first, kv_head, gq, tq,
+                                               head_size)
+                        fetched_block, fetched_first = upcoming, upcoming_first
+                        upcoming, upcoming_first = _tile(block_tables, seq, tile + 2 * warps, end_tile, tiles)
                     elif fx.const_expr(stages == 1):
-                        block = upcoming
-                        upcoming = block_tables[seq, fx.min(page + warps, end_page - 1)]
-                        key_bytes, v_bytes = _as_page(_page_pieces(key_cache, value_cache, block, kv_head, gq, tq,
-                                                                   head_size), head_size)
+                        block, first = upcoming, upcoming_first
+                        upcoming, upcoming_first = _tile(block_tables, seq, tile + warps, end_tile, tiles)
+                        key_bytes, v_bytes = _as_page(_page_pieces(key_cache, value_cache, block, first, kv_head, gq,
+                                                                   tq, head_size), head_size)
                     else:
-                        into = (at + ahead) % stages  # the stage computed on a page ago
-                        _copy_page(staged[into], key_cache, value_cache, upcoming, kv_head, thread, gq, tq,
-                                   head_size, page + ahead * warps < end_page)
+                        into = (at + ahead) % stages  # the stage computed on a tile ago
+                        _copy_page(staged[into], key_cache, value_cache, upcoming, upcoming_first, kv_head, thread,
+                                   gq, tq, head_size, tile + ahead * warps < end_tile)
                         held = [upcoming if i == into else b for i, b in enumerate(held)]
-                        upcoming = block_tables[seq, fx.min(page + (ahead + 1) * warps, end_page - 1)]
-                        fx.async_wait(ahead)  # the oldest group, this page's, has landed
-                        block = held[at]
+                        held_first = [upcoming_first if i == into else f for i, f in enumerate(held_first)]
+                        upcoming, upcoming_first = _tile(block_tables, seq, tile + (ahead + 1) * warps, end_tile,
+                                                         tiles)
+                        fx.async_wait(ahead)  # the oldest group, this tile's, has landed
+                        block, first = held[at], held_first[at]
                         key_bytes, v_bytes = _staged_bytes(staged[at], thread, gq, tq, head_size)
-                    # a step's pages past the item's: skipped by a block's one warp, masked where the warps of
+                    # a step's tiles past the item's: skipped by a block's one warp, masked where the warps of
                     # a block must reach each mma together
-                    live = page < end_page if fx.const_expr(stages > 1 or warps > 1) else True
+                    live = tile < end_tile if fx.const_expr(stages > 1 or warps > 1) else True
                     if fx.const_expr(warps > 1) or live:
                         if fx.const_expr(per_token_kv):
-                            k_scales, v_scales = _token_scales(k_scale, v_scale, block, kv_head, tq)
+                            k_scales, v_scales = _token_scales(k_scale, v_scale, block, first, kv_head, tq)
                         scores = []
-                        for half in fx.range_constexpr(2):  # tokens 8 half + gq of the page, as B fragments
+                        for half in fx.range_constexpr(2):  # tokens 8 half + gq of the tile, as B fragments
                             keys = [chunk.to(fx.Float16) for chunk in key_bytes[half]]
                             acc = fx.Vector.zeros(4, fx.Float32)
                             for st in fx.range_constexpr(steps):
@@ -526,7 +545,7 @@ def compile_pa_decode_ps(softmax_scale=None, trans_v=False, needs_mask=True, que
                                     score = score * k_scales[4 * half + i]
                                 if fx.const_expr(needs_mask):
                                     row = gq + 8 * (i // 2)
-                                    visible = _visible(page * block_size + token, context_length, query_length,
+                                    visible = _visible(16 * tile + token, context_length, query_length,
                                                        row // group)
                                     score = fx.select(visible, score, float("-inf"))
                                 if fx.const_expr(warps > 1):
@@ -731,7 +750,7 @@ def _split_choices(configs, named):
     variants = on_gpu and _matrix_unit_fits(rows, q_shape[2], kv_shape[1], trans_v)
     return [c for c in configs if (open_split or c.kwargs["blocks_per_sm"] == DEFAULT_BLOCKS_PER_SM)
             and (variants or _variant(c) == VARIANTS[0])
-            and c.kwargs["pages_per_work"] >= c.kwargs["warps"]]  # (no warp without a page)
+            and c.kwargs["pages_per_work"] * kv_shape[1] // 16 >= c.kwargs["warps"]]  # (no warp without a tile)
 
 
 def _variant(config):

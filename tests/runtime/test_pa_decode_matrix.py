@@ -32,15 +32,15 @@ def test_upstream_matrix_matches_the_reference(options):
     assert ok, f"max_diff {max_diff:.3e}, max |out - ref| / (1 + |ref|) {max_relative:.3e}"
 
 
-MMA_CASES = [case for case in MATRIX if case["block_size"] == 16 and case["head_size"] <= 128
-             and case["query_length"] * case["num_q_heads"] // case["num_kv_heads"] <= 16]
+MMA_CASES = [case for case in MATRIX if pa._matrix_unit_fits(
+    case["query_length"] * case["num_q_heads"] // case["num_kv_heads"], case["head_size"], case["block_size"], False)]
 
 
 @pytest.mark.parametrize("options", MMA_CASES, ids=map(case_id, MMA_CASES))
 def test_upstream_matrix_through_the_matrix_unit_kernel(options, monkeypatch):
-    """The GPU's kernel (fx.mma) where it applies (pages of 16, heads up to
-    128, up to 16 query rows per KV head), run on the CPU, which computes its
-    matrix products exactly."""
+    """The GPU's kernel (fx.mma) where it applies (pages of 16 and 64, heads
+    up to 128, up to 16 query rows per KV head), run on the CPU, which
+    computes its matrix products exactly."""
     monkeypatch.setattr(pa, "USE_MMA_KERNEL", True)
     case = make_case(seed=options["context_length"] + options["num_seqs"], **options)
     step, out = pa.pa_decode_ps_prepare(**case)
