@@ -9,9 +9,10 @@ page size are specialization constants taken from the cache shapes.
 Work: a host-side builder splits each (sequence, kv head) context into page
 ranges and hands them to a fixed number of workers. On GPUs (pages of 16
 tokens or a multiple, heads up to 128) a worker is a block of 1 or 4 warps on
-the matrix units (fx.mma), which take a page 16 tokens at a time (a tile), 4
-warps sharing a work item's tiles, with one tile in flight in registers or one
-or two through shared memory when the tuner finds that pays.
+the matrix units (fx.mma), which take a page 16 tokens at a time (a tile) and
+16 query rows of a kv head (more rows, more blocks), 4 warps sharing a work
+item's tiles, with one tile in flight in registers or one or two through
+shared memory when the tuner finds that pays.
 Else a worker's threads are query rows of one kv head's group (group x query
 length; up to 16 per block, more rows take more blocks); it stages K and V
 dequantized in shared memory up to 16 tokens at a time (8 past head size
@@ -162,9 +163,10 @@ def _token_scales(k_scale, v_scale, block, first, kv_head, tq):
 
 
 def _matrix_unit_fits(rows, head_size, block_size, trans_v):
-    """Whether the matrix-unit kernel takes a shape: up to 16 query rows a kv head (group x query length),
-    heads of 64 or 128, pages of 16 tokens or a multiple (it computes tiles of 16), V not transposed."""
-    return rows <= 16 and not trans_v and head_size in (64, 128) and block_size % 16 == 0
+    """Whether the matrix-unit kernel takes a shape: heads of 64 or 128, pages of 16 tokens or a multiple
+    (it computes tiles of 16), V not transposed; a kv head's query rows (group x query length) past 16 in
+    blocks of their own (_block_rows)."""
+    return not trans_v and head_size in (64, 128) and block_size % 16 == 0
 
 
 def _mma_kernel_wanted():
@@ -186,13 +188,17 @@ def _group_sum(value):
     return value + value.shuffle_xor(2)
 
 
+def _block_rows(rows):
+    """The query rows (of a kv head's `rows`) a block computes, either kernel: the most that divide `rows`
+    up to 16 (the matrix units' tile; blockIdx.y picks which)."""
+    return max(d for d in range(1, min(rows, 16) + 1) if rows % d == 0)
+
+
 def _ps_tiles(rows, head_size, block_size):
-    """(query rows per block, tokens per staged tile) of the SIMT kernel: at
-    most 16 rows (a divisor of `rows`) and 16 tokens (8 past head size 128), so
-    that its shared memory stays under 48 KB (a CPU block has 64, most GPUs'
-    48 without opting in) at every page size and group."""
-    block_rows = max(d for d in range(1, min(rows, 16) + 1) if rows % d == 0)
-    return block_rows, math.gcd(block_size, 16 if head_size <= 128 else 8)
+    """(query rows per block, tokens per staged tile) of the SIMT kernel: _block_rows, and at most 16
+    tokens (8 past head size 128), so that its shared memory stays under 48 KB (a CPU block has 64, most
+    GPUs' 48 without opting in) at every page size and group."""
+    return _block_rows(rows), math.gcd(block_size, 16 if head_size <= 128 else 8)
 
 
 def _normalize(acc, row, head_size, total, out, slot, q_index, g):
@@ -247,22 +253,24 @@ def _gather_rows(row_stats, parts, bases, out_frags, warps, lane, gq):
     return totals, merged
 
 
-def _store_partial(partial_out, partial_lse, slot, peaks, totals, out_frags, v_factor, rows, group, gq, tq,
-                   head_size):
-    """A warp's rows gq and gq + 8 (peaks, softmax totals, output fragments) as partial result `slot`:
-    the output normalized (times the V scale `v_factor`), and its log-sum-exp."""
+def _store_partial(partial_out, partial_lse, slot, peaks, totals, out_frags, v_factor, rows, first_row, group, gq,
+                   tq, head_size):
+    """A warp's rows gq and gq + 8 of the block's `rows` from `first_row` on (peaks, softmax totals, output
+    fragments) as partial result `slot`: the output normalized (times the V scale `v_factor`), and its
+    log-sum-exp."""
     for i in fx.range_constexpr(4):
-        row = gq + 8 * (i // 2)
+        row = first_row + gq + 8 * (i // 2)
         total = totals[i // 2]
         factor = fx.select(total > 0.0, v_factor / total, 0.0)
-        if row < rows:
+        if gq + 8 * (i // 2) < rows:
             # the lane's head dimensions (head_size / 8) (2 tq + i % 2) on are consecutive: one wide store
             (fx.Vector.from_elements([out_frags[j][i] for j in range(head_size // 8)]) * factor).store(
                 partial_out, (slot, row // group, row % group, (head_size // 8) * (2 * tq + i % 2)), align=16)
     if tq == 0:
         for h in fx.range_constexpr(2):
             if gq + 8 * h < rows:
-                partial_lse[slot, (gq + 8 * h) // group, (gq + 8 * h) % group] = peaks[h] + fx.log2(totals[h])
+                row = first_row + gq + 8 * h
+                partial_lse[slot, row // group, row % group] = peaks[h] + fx.log2(totals[h])
 
 
 def _last_to_arrive(arrivals, index, count, ticket, thread):
@@ -451,6 +459,10 @@ def compile_pa_decode_ps(softmax_scale=None, trans_v=False, needs_mask=True, que
         tq = lane % 4
         steps = head_size // 16  # along the head dimension, 16 at a time
         tiles = block_size // 16  # of 16 tokens, a page
+        # the block's query rows of the kv head: all of them, or (past 16) blockIdx.y's share
+        block_rows = _block_rows(rows)
+        row_block = fx.block_idx.y if fx.const_expr(block_rows < rows) else 0
+        first_row = row_block * block_rows
         q_rows = fx.shared((16, head_size), fx.Float16)  # as the matrix units take them, read every page
         ticket = fx.shared((1,), fx.Int32)
         # a thread's row of each stage: head_size bytes and 16 more, so that the lanes' 16-byte reads of a
@@ -465,9 +477,9 @@ def compile_pa_decode_ps(softmax_scale=None, trans_v=False, needs_mask=True, que
             kv_head = work[item, 1]
             context_length = context_lengths[seq]
             row_scale = scale * LOG2E * (1.0 if fx.const_expr(per_token_kv) else k_scale[0])
-            if thread < rows:
-                _load_q_fragments(query, q_rows, thread, seq * query_length + thread // group,
-                                  kv_head * group + thread % group, head_size, row_scale)
+            if thread < block_rows:
+                _load_q_fragments(query, q_rows, thread, seq * query_length + (first_row + thread) // group,
+                                  kv_head * group + (first_row + thread) % group, head_size, row_scale)
             fx.barrier()  # lanes read each other's rows: the stores first (GPUs do not run a warp in lockstep)
             peak_a = peak_b = float("-inf")  # rows gq and gq + 8
             sum_a = sum_b = 0.0  # this lane's share of their softmax denominators
@@ -533,7 +545,7 @@ def compile_pa_decode_ps(softmax_scale=None, trans_v=False, needs_mask=True, que
                             acc = fx.Vector.zeros(4, fx.Float32)
                             for st in fx.range_constexpr(steps):
                                 b = fx.Vector.from_elements([keys[st // 4][4 * (st % 4) + i] for i in range(4)])
-                                acc = fx.mma(_q_fragment(q_rows, rows, gq, tq, st), b, acc)
+                                acc = fx.mma(_q_fragment(q_rows, block_rows, gq, tq, st), b, acc)
                             scores.append(acc)
                         # this lane's scores: rows gq (i < 2) and gq + 8, tokens 8 half + 2 tq + i % 2
                         values = []
@@ -544,7 +556,7 @@ def compile_pa_decode_ps(softmax_scale=None, trans_v=False, needs_mask=True, que
                                 if fx.const_expr(per_token_kv):
                                     score = score * k_scales[4 * half + i]
                                 if fx.const_expr(needs_mask):
-                                    row = gq + 8 * (i // 2)
+                                    row = first_row + gq + 8 * (i // 2)
                                     visible = _visible(16 * tile + token, context_length, query_length,
                                                        row // group)
                                     score = fx.select(visible, score, float("-inf"))
@@ -584,13 +596,14 @@ def compile_pa_decode_ps(softmax_scale=None, trans_v=False, needs_mask=True, que
                 else:
                     merged_totals, merged = totals, out_frags
                 _store_partial(partial_out, partial_lse, work[item, 4], peaks, merged_totals, merged,
-                               1.0 if fx.const_expr(per_token_kv) else v_scale[0], rows, group, gq, tq, head_size)
+                               1.0 if fx.const_expr(per_token_kv) else v_scale[0], block_rows, first_row, group,
+                               gq, tq, head_size)
             if fx.const_expr(one_launch):
                 # (its barriers: every thread done with q_rows before the next item overwrites them)
                 count = partial_ranges[seq, kv_head, 1]
-                if _last_to_arrive(arrivals, (seq, kv_head, 0), count, ticket, thread):
-                    _combine(partial_out, partial_lse, partial_ranges[seq, kv_head, 0], count, out, seq, kv_head, 0,
-                             rows, thread, 32 * warps, group, query_length, head_size)
+                if _last_to_arrive(arrivals, (seq, kv_head, row_block), count, ticket, thread):
+                    _combine(partial_out, partial_lse, partial_ranges[seq, kv_head, 0], count, out, seq, kv_head,
+                             first_row, block_rows, thread, 32 * warps, group, query_length, head_size)
             else:
                 fx.barrier()  # every thread done with q_rows before the next item overwrites them
 
@@ -649,13 +662,13 @@ def compile_pa_decode_ps(softmax_scale=None, trans_v=False, needs_mask=True, que
             pa_decode_mma_kernel(query, key_cache, value_cache, block_tables, context_lengths, k_scale, v_scale,
                                  work, worker_offsets, partial_out, partial_lse, partial_ranges, arrivals, out,
                                  head_size, block_size, stages, one_launch, warps, prefetch).launch(
-                grid=(workers,), block=(32 * warps,),
+                grid=(workers, rows // _block_rows(rows)), block=(32 * warps,),
                 min_blocks_per_sm=_mma_blocks_per_sm(fp8_format, stages, warps, prefetch))
             if fx.const_expr(not one_launch):
                 pa_combine_kernel(partial_out, partial_lse, partial_ranges, out, head_size, combine_threads).launch(
                     grid=(partial_ranges.shape[0], partial_ranges.shape[1], rows), block=(combine_threads,))
         else:
-            block_rows = _ps_tiles(rows, head_size, block_size)[0]
+            block_rows = _block_rows(rows)
             pa_decode_ps_kernel(query, key_cache, value_cache, block_tables, context_lengths, k_scale, v_scale,
                                 work, worker_offsets, partial_out, partial_lse, partial_ranges, arrivals, out,
                                 head_size, block_size).launch(grid=(workers, rows // block_rows), block=(block_rows,))

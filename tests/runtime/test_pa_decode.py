@@ -28,6 +28,9 @@ CASES = {
     "head_128_page_32": dict(head_size=128, block_size=32, context_length=70),
     "page_64_variable_lengths": dict(block_size=64, num_seqs=4, variable_lengths=True, context_length=300,
                                      query_length=2),
+    "rows_24_in_blocks_of_12": dict(num_q_heads=8, query_length=3, num_seqs=3, variable_lengths=True,
+                                    context_length=120),
+    "rows_48_in_blocks_of_16": dict(num_q_heads=16, query_length=3, context_length=40),
 }
 
 
@@ -109,10 +112,11 @@ def test_the_factory_is_keyed_by_static_arguments_only():
 
 
 @pytest.mark.parametrize("name", ["baseline", "gqa_two_kv_heads", "multi_token_decode", "per_token_scales", "e4m3fn",
-                                  "float16_query", "variable_lengths", "head_128_page_32", "page_64_variable_lengths"])
+                                  "float16_query", "variable_lengths", "head_128_page_32", "page_64_variable_lengths",
+                                  "rows_24_in_blocks_of_12", "rows_48_in_blocks_of_16"])
 def test_the_matrix_unit_kernel_matches_the_reference(name, monkeypatch):
     """The GPU's kernel (fx.mma), run on the CPU, which computes its matrix products exactly; a page of 32
-    or 64 tokens is 2 or 4 of its tiles of 16."""
+    or 64 tokens is 2 or 4 of its tiles of 16, a kv head's query rows past 16 blocks of up to 16."""
     monkeypatch.setattr(pa, "USE_MMA_KERNEL", True)
     options = dict(CASES[name])
     case = make_case(seed=len(name), **options)
@@ -129,7 +133,7 @@ def test_the_matrix_unit_kernel_matches_the_reference(name, monkeypatch):
     (2, True, 1, False), (3, True, 1, False), (1, True, 1, False), (3, False, 1, False), (1, False, 4, False),
     (3, True, 4, False), (2, False, 4, False), (1, False, 1, True), (1, True, 4, True)])
 @pytest.mark.parametrize("name", ["multi_token_decode", "per_token_scales", "variable_lengths",
-                                  "page_64_variable_lengths"])
+                                  "page_64_variable_lengths", "rows_24_in_blocks_of_12"])
 def test_the_matrix_unit_kernels_variants_match_the_reference(name, stages, one_launch, warps, prefetch,
                                                               monkeypatch):
     """Pages in flight through shared memory (stages past an item's last page masked out) or through
@@ -177,7 +181,7 @@ def test_the_combine_kernel_spreads_a_long_contexts_many_partials_over_its_threa
     # the matrix-unit kernel's shape on a GPU: every choice, 4 warps with 4 pages a work item or more
     (16, 128, 16, True, None, 20, 2 * 20 + 2 * 16),
     (16, 256, 16, True, None, 20, 20),  # the other kernel's: its variants would time one kernel four times
-    (32, 128, 16, True, None, 20, 20),  # 32 query rows a kv head: the other kernel
+    (32, 128, 16, True, None, 20, 2 * 20 + 2 * 16),  # 32 query rows a kv head: two blocks of 16 each
     (16, 128, 64, True, None, 20, 4 * 20),  # pages of 64: 4 tiles of 16 each, so 4 warps at 2 pages a work item
     (16, 128, 16, True, 40, 5, 2 * 5 + 2 * 4),  # workers given: no split to choose
     (16, 128, 16, False, None, 5, 5),  # the CPU: pages per work item alone
