@@ -90,6 +90,26 @@ def test_one_switch_for_the_fast_mode(setting, on):
     assert said == {"env": str(on), "flipped": str(not on), "back": str(on)}
 
 
+def test_the_switch_flipped_through_os_environ_is_seen_by_the_next_call():
+    """The variable is read again only when os.environ changes (a getenv() on every call cost a tenth of a
+    CPU launch), and every change through it is seen: a value set, replaced, deleted, set again."""
+    said = lines(script("""
+        import os
+        x, y = np.ones(64, np.float32), np.zeros(64, np.float32)
+        for step, value in enumerate(["0", "1", None, "off", "0", "no", None]):
+            if value is None:
+                del os.environ["FLYDSL_DEBUG_BOUNDS"]
+            else:
+                os.environ["FLYDSL_DEBUG_BOUNDS"] = value
+            os.environ["UNRELATED"] = str(step)  # other writes change nothing
+            print(f"mode{step}", flyrt.bounds_checks())
+            run(x, y, 64)
+        print("compiles", run.cache_info().compiles)  # one a mode: the mode is part of the key
+        """, FLYDSL_DEBUG_BOUNDS="1"))
+    assert [said[f"mode{step}"] for step in range(7)] == ["False", "True", "True", "False", "False", "False", "True"]
+    assert said["compiles"] == "2"
+
+
 def test_sizes_a_launch_cannot_take_are_errors_naming_them():
     said = lines(script("""
         @flyc.kernel

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "environment_watch.hpp"
 #include "target_choice.hpp"
 
 namespace flyrt::dispatch
@@ -17,6 +18,7 @@ namespace settings_detail
 inline thread_local bool t_tracing = false;
 inline target_choice g_default_target = target_choice::automatic;
 inline std::atomic<int> g_bounds_choice{-1};
+inline std::atomic<int> g_bounds_from_environment{-1}; // FLYDSL_DEBUG_BOUNDS's say, -1 before it is read
 
 } // namespace settings_detail
 
@@ -44,11 +46,26 @@ inline target_choice default_target()
 
 // Whether kernels compile with bounds checks: this process's choice (1 on,
 // 0 off), or with -1 (the start) what FLYDSL_DEBUG_BOUNDS says (on when it
-// is unset), read on every call since the user may flip it between calls.
-// Part of the key.
+// is unset), read again whenever os.environ changed, since the user may flip
+// it between calls. Part of the key.
 inline void set_bounds_checks(int choice)
 {
     settings_detail::g_bounds_choice = choice;
+}
+
+// On unless the variable says off ("0", "off", "false", "no"): an index out
+// of bounds is an IndexError at its line in every process, scripts and pytest
+// too, as Julia checks bounds unless told not to.
+inline bool bounds_checks_from_environment()
+{
+    const char* bounds = std::getenv("FLYDSL_DEBUG_BOUNDS");
+    if (bounds == nullptr)
+    {
+        return true;
+    }
+    const std::string said(bounds);
+    return !(said == "0" || said == "off" || said == "false" || said == "no" || said == "OFF" ||
+             said == "False");
 }
 
 inline bool bounds_checks()
@@ -58,17 +75,14 @@ inline bool bounds_checks()
     {
         return choice != 0;
     }
-    // On unless the variable says off ("0", "off", "false", "no"): an index
-    // out of bounds is an IndexError at its line in every process, scripts
-    // and pytest too, as Julia checks bounds unless told not to.
-    const char* bounds = std::getenv("FLYDSL_DEBUG_BOUNDS");
-    if (bounds == nullptr)
+    // getenv() scans the environment: a tenth of a cache-hit call's cost on the CPU
+    int said = settings_detail::g_bounds_from_environment;
+    if (said < 0 || environment_changed())
     {
-        return true;
+        said = bounds_checks_from_environment() ? 1 : 0;
+        settings_detail::g_bounds_from_environment = said;
     }
-    const std::string said(bounds);
-    return !(said == "0" || said == "off" || said == "false" || said == "no" || said == "OFF" ||
-             said == "False");
+    return said != 0;
 }
 
 } // namespace flyrt::dispatch

@@ -185,6 +185,7 @@ void bind_dispatch(py::module_& m)
           "This process's choice of bounds checks: 1 on, 0 off, -1 as FLYDSL_DEBUG_BOUNDS says (on when "
           "unset).");
     m.def("bounds_checks", &dispatch::bounds_checks, "Whether kernels compiled now check bounds.");
+    dispatch::watch_environment(); // FLYDSL_DEBUG_BOUNDS is read again only when os.environ changes
     m.def(
         "register_torch_dtypes",
         [](py::dict codes, int gpu_device_type)
