@@ -8,7 +8,7 @@ page size are specialization constants taken from the cache shapes.
 
 Work: a host-side builder splits each (sequence, kv head) context into page
 ranges and hands them to a fixed number of workers. On GPUs (pages of 16
-tokens or a multiple, heads up to 128) a worker is a block of 1 or 4 warps on
+tokens or a multiple, V not transposed) a worker is a block of 1 or 4 warps on
 the matrix units (fx.mma), which take a page 16 tokens at a time (a tile) and
 16 query rows of a kv head (more rows, more blocks), 4 warps sharing a work
 item's tiles, with one tile in flight in registers or one or two through
@@ -62,14 +62,16 @@ MMA_BLOCKS_PER_SM = {("e4m3fn", 1): {"nvptx": 16, "amdgpu": 8}, ("e4m3fn", 2): {
                      ("e4m3fnuz", 3): {"nvptx": 8, "amdgpu": 8}, ("e4m3fnuz", "prefetch"): {"nvptx": 8, "amdgpu": 8}}
 
 
-def _mma_blocks_per_sm(fp8_format, stages, warps, prefetch=False):
+def _mma_blocks_per_sm(fp8_format, stages, warps, prefetch=False, head_size=128):
     """The matrix-unit kernel's occupancy hint per target: MMA_BLOCKS_PER_SM's single-warp blocks as blocks of
     `warps`, and for blocks of several at most 3 (ptxas on sm_90: e4m3fn's merge spilled 60 bytes at 4, none
     at 3), or 2 with a page in flight (in shared memory, 86 KB at head size 128, no more fit on an H200; in
     registers, as many as two stages'; ptxas on sm_90 with the prefetch: e4m3fn 164 registers at 1 warp, 199
-    at 4, e4m3fnuz 238; no spills)."""
+    at 4, e4m3fnuz 238; no spills); half as many at head size 256 (its output fragments alone are 128
+    registers a lane)."""
     most = (2 if stages > 1 or prefetch else 3) if warps > 1 else None
-    return {target: max(1, min(blocks // warps, most or blocks))
+    per_head = max(head_size, 128) // 128
+    return {target: max(1, min(blocks // per_head // warps, most or blocks))
             for target, blocks in MMA_BLOCKS_PER_SM[fp8_format, "prefetch" if prefetch else stages].items()}
 
 
@@ -114,8 +116,9 @@ def _lane_pieces(gq, tq, head_size):
         for c in range(chunks):
             yield False, (8 * half + gq, 64 * c + 16 * tq), 16, 16 * (chunks * half + c)
     for r in range(4):
-        yield True, (2 * tq + r % 2 + 8 * (r // 2), (head_size // 8) * gq), head_size // 8, \
-            head_size // 2 + (head_size // 8) * r
+        for p in range(0, head_size // 8, 16):  # (16 bytes at a time: two pieces a row at head size 256)
+            yield True, (2 * tq + r % 2 + 8 * (r // 2), (head_size // 8) * gq + p), min(head_size // 8, 16), \
+                head_size // 2 + (head_size // 8) * r + p
 
 
 def _as_page(pieces, head_size):
@@ -163,10 +166,10 @@ def _token_scales(k_scale, v_scale, block, first, kv_head, tq):
 
 
 def _matrix_unit_fits(rows, head_size, block_size, trans_v):
-    """Whether the matrix-unit kernel takes a shape: heads of 64 or 128, pages of 16 tokens or a multiple
+    """Whether the matrix-unit kernel takes a shape: heads of 64, 128 or 256, pages of 16 tokens or a multiple
     (it computes tiles of 16), V not transposed; a kv head's query rows (group x query length) past 16 in
     blocks of their own (_block_rows)."""
-    return not trans_v and head_size in (64, 128) and block_size % 16 == 0
+    return not trans_v and head_size in (64, 128, 256) and block_size % 16 == 0
 
 
 def _mma_kernel_wanted():
@@ -263,9 +266,11 @@ def _store_partial(partial_out, partial_lse, slot, peaks, totals, out_frags, v_f
         total = totals[i // 2]
         factor = fx.select(total > 0.0, v_factor / total, 0.0)
         if gq + 8 * (i // 2) < rows:
-            # the lane's head dimensions (head_size / 8) (2 tq + i % 2) on are consecutive: one wide store
-            (fx.Vector.from_elements([out_frags[j][i] for j in range(head_size // 8)]) * factor).store(
-                partial_out, (slot, row // group, row % group, (head_size // 8) * (2 * tq + i % 2)), align=16)
+            # the lane's head dimensions (head_size / 8) (2 tq + i % 2) on are consecutive: wide stores
+            for p in fx.range_constexpr(0, head_size // 8, 16):
+                (fx.Vector.from_elements([out_frags[j][i] for j in range(p, min(p + 16, head_size // 8))])
+                 * factor).store(partial_out, (slot, row // group, row % group,
+                                               (head_size // 8) * (2 * tq + i % 2) + p), align=16)
     if tq == 0:
         for h in fx.range_constexpr(2):
             if gq + 8 * h < rows:
@@ -579,10 +584,11 @@ def compile_pa_decode_ps(softmax_scale=None, trans_v=False, needs_mask=True, que
                         # the weights as an A fragment (16 rows x 16 tokens)
                         p_frag = fx.Vector.from_elements([weights[4 * (i // 4) + (i % 2) + 2 * ((i // 2) % 2)]
                                                           .to(fx.Float16) for i in range(8)])
-                        v_rows = [row.to(fx.Float16) for row in v_bytes]
+                        v_pieces = [piece.to(fx.Float16) for piece in v_bytes]  # V row r's, 16 a piece
                         rescale = fx.Vector.from_elements([rescale_a, rescale_a, rescale_b, rescale_b])
-                        out_frags = [fx.mma(p_frag, fx.Vector.from_elements([v_rows[r][c] for r in range(4)]),
-                                            o * rescale) for c, o in enumerate(out_frags)]
+                        out_frags = [fx.mma(p_frag, fx.Vector.from_elements(
+                            [v_pieces[r * len(v_pieces) // 4 + c // 16][c % 16] for r in range(4)]), o * rescale)
+                            for c, o in enumerate(out_frags)]
             if fx.const_expr(stages > 1):
                 fx.async_wait(0)  # the copies past the item's pages (masked: zeros) land before the next item's
             totals = [_group_sum(sum_a), _group_sum(sum_b)]  # rows gq and gq + 8
@@ -663,7 +669,7 @@ def compile_pa_decode_ps(softmax_scale=None, trans_v=False, needs_mask=True, que
                                  work, worker_offsets, partial_out, partial_lse, partial_ranges, arrivals, out,
                                  head_size, block_size, stages, one_launch, warps, prefetch).launch(
                 grid=(workers, rows // _block_rows(rows)), block=(32 * warps,),
-                min_blocks_per_sm=_mma_blocks_per_sm(fp8_format, stages, warps, prefetch))
+                min_blocks_per_sm=_mma_blocks_per_sm(fp8_format, stages, warps, prefetch, head_size))
             if fx.const_expr(not one_launch):
                 pa_combine_kernel(partial_out, partial_lse, partial_ranges, out, head_size, combine_threads).launch(
                     grid=(partial_ranges.shape[0], partial_ranges.shape[1], rows), block=(combine_threads,))

@@ -128,8 +128,9 @@ UPSTREAM = upstream_cases()
 def test_what_flydsls_own_pa_tests_vary(options):
     """Every pair of the values FlyDSL's PA tests vary (tests/runtime/
     test_pa_decode_matrix.py), each kernel where the GPU picks it: the matrix
-    unit's for heads up to 128 (pages of 16 and 64, query rows past 16 in
-    blocks of 16), the SIMT one (tiled to fit shared memory) else."""
+    unit's where V is not transposed (pages of 16 and 64, query rows past 16
+    in blocks of 16, heads of 128 and 256), the SIMT one (tiled to fit shared
+    memory) else."""
     case = make_case(seed=options["context_length"] + options["num_seqs"], **options)
     ok, max_diff, max_relative = check(run(case), pa_decode_reference(**case))
     assert ok, f"max_diff {max_diff:.3e}, max |out - ref| / (1 + |ref|) {max_relative:.3e}"

@@ -151,6 +151,20 @@ def test_the_matrix_unit_kernels_variants_match_the_reference(name, stages, one_
     assert ok, max_diff
 
 
+@pytest.mark.parametrize("warps, stages, one_launch, prefetch", pa.VARIANTS)
+def test_head_size_256_through_each_variant_the_tuner_tries(warps, stages, one_launch, prefetch, monkeypatch):
+    """Head size 256: each V row a lane reads is two 16-byte pieces, each output row two stores, and the
+    warps' merge (4 warps) 50 KB of shared memory."""
+    monkeypatch.setattr(pa, "USE_MMA_KERNEL", True)
+    case = make_case(seed=11, head_size=256, num_q_heads=8, query_length=2, num_seqs=3, variable_lengths=True,
+                     context_length=90, fmt="e4m3fn")
+    out = np.full_like(case["query"], np.nan)
+    buffers = pa._decode_buffers(**case, softmax_scale=None, workers=3, out=out, pages_per_work=4)
+    pa._Step(buffers, stages, one_launch, warps, prefetch)()
+    ok, max_diff, _ = check(out, pa_decode_reference(**case), True)
+    assert ok, max_diff
+
+
 def test_a_prefetch_with_stages_of_shared_memory_is_a_clear_error(monkeypatch):
     monkeypatch.setattr(pa, "USE_MMA_KERNEL", True)
     case = make_case(seed=5, **CASES["multi_token_decode"])
@@ -177,17 +191,18 @@ def test_the_combine_kernel_spreads_a_long_contexts_many_partials_over_its_threa
     assert ok, max_diff
 
 
-@pytest.mark.parametrize("q_heads, head, page, on_gpu, workers, splits, configs", [
+@pytest.mark.parametrize("q_heads, head, page, trans_v, on_gpu, workers, splits, configs", [
     # the matrix-unit kernel's shape on a GPU: every choice, 4 warps with 4 pages a work item or more
-    (16, 128, 16, True, None, 20, 2 * 20 + 2 * 16),
-    (16, 256, 16, True, None, 20, 20),  # the other kernel's: its variants would time one kernel four times
-    (32, 128, 16, True, None, 20, 2 * 20 + 2 * 16),  # 32 query rows a kv head: two blocks of 16 each
-    (16, 128, 64, True, None, 20, 4 * 20),  # pages of 64: 4 tiles of 16 each, so 4 warps at 2 pages a work item
-    (16, 128, 16, True, 40, 5, 2 * 5 + 2 * 4),  # workers given: no split to choose
-    (16, 128, 16, False, None, 5, 5),  # the CPU: pages per work item alone
+    (16, 128, 16, False, True, None, 20, 2 * 20 + 2 * 16),
+    (16, 256, 16, False, True, None, 20, 2 * 20 + 2 * 16),  # head 256 too
+    (16, 128, 16, True, True, None, 20, 20),  # V transposed: the other kernel's, whose variants would time it 4 times
+    (32, 128, 16, False, True, None, 20, 2 * 20 + 2 * 16),  # 32 query rows a kv head: two blocks of 16 each
+    (16, 128, 64, False, True, None, 20, 4 * 20),  # pages of 64: 4 tiles of 16 each, so 4 warps at 2 pages an item
+    (16, 128, 16, False, True, 40, 5, 2 * 5 + 2 * 4),  # workers given: no split to choose
+    (16, 128, 16, False, False, None, 5, 5),  # the CPU: pages per work item alone
 ])
-def test_the_tuner_tries_what_can_differ(q_heads, head, page, on_gpu, workers, splits, configs):
-    layout = ((4, q_heads, head), (1, page, head), "e4m3fnuz", 4, 64, 16, 1, False, False, on_gpu, workers)
+def test_the_tuner_tries_what_can_differ(q_heads, head, page, trans_v, on_gpu, workers, splits, configs):
+    layout = ((4, q_heads, head), (1, page, head), "e4m3fnuz", 4, 64, 16, 1, trans_v, False, on_gpu, workers)
     kept = pa._split_choices(pa._tuned_decode_step.configs, {"layout": layout})
     assert len({(c.kwargs["pages_per_work"], c.kwargs["blocks_per_sm"]) for c in kept}) == splits
     assert len(kept) == configs

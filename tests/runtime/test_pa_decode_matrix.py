@@ -38,9 +38,9 @@ MMA_CASES = [case for case in MATRIX if pa._matrix_unit_fits(
 
 @pytest.mark.parametrize("options", MMA_CASES, ids=map(case_id, MMA_CASES))
 def test_upstream_matrix_through_the_matrix_unit_kernel(options, monkeypatch):
-    """The GPU's kernel (fx.mma) where it applies (pages of 16 and 64, heads
-    up to 128; a KV head's query rows past 16 in blocks of up to 16), run on
-    the CPU, which computes its matrix products exactly."""
+    """The GPU's kernel (fx.mma), which takes every case here (pages of 16 and
+    64, heads of 128 and 256, a KV head's query rows past 16 in blocks of up
+    to 16), run on the CPU, which computes its matrix products exactly."""
     monkeypatch.setattr(pa, "USE_MMA_KERNEL", True)
     case = make_case(seed=options["context_length"] + options["num_seqs"], **options)
     step, out = pa.pa_decode_ps_prepare(**case)
