@@ -13,6 +13,9 @@ on time):
 
     python3 tests/bench/bench_gpu.py        (run by scripts/gpu_tests.sh --bench)
     python3 tests/bench/bench_gpu.py pa     PA decode alone (make main on a GPU)
+    python3 tests/bench/bench_gpu.py pa-coverage   the shapes the matrix-unit kernel
+                                            took over from the SIMT one (pages of 64,
+                                            head 256, 32 query rows a kv head)
 """
 
 import os
@@ -357,6 +360,55 @@ def pa_decode_quick(copy):
               f"{triton_s * 1e6:8.1f} {tuned / triton_s:6.2f}x")
 
 
+COVERAGE_SHAPES = [  # (seqs, q heads, kv heads, head, page, context): the SIMT kernel's until 2026-12-05
+    (16, 16, 1, 128, 64, 4096),
+    (16, 16, 1, 256, 16, 4096),
+    (16, 32, 1, 128, 16, 4096),
+]
+
+
+def pa_decode_coverage(copy):
+    """PA decode (fast mode, e4m3fn, tuned) on the shapes the matrix-unit kernel took over, beside the SIMT
+    kernel that ran them before (pa.USE_MMA_KERNEL = False, its pages per work item tuned) and the Triton
+    peer tuned here by coordinate descent."""
+    import triton_pa_decode
+
+    print(f"\nPA decode where the matrix units are new, GPU us per call (graph replay, > 256 MB of KV cycled); "
+          f"device copy {copy / 1e12:.2f} TB/s:")
+    for shape in COVERAGE_SHAPES:
+        seqs, q_heads, kv_heads, head, page, context = shape
+        kv_bytes = 2 * seqs * kv_heads * context * head
+        cases = [device_case(*shape, "e4m3fn", False, seed) for seed in range(max(1, int(np.ceil(256e6 / kv_bytes))))]
+        reference = torch_reference(cases[0])().cpu().numpy()
+        rows = []
+        for kernel, wanted in (("matrix units", None), ("SIMT", False)):
+            pa.USE_MMA_KERNEL = wanted
+            pa._tuned_decode_step.cache_clear()  # tuned for this kernel apart
+            with bounds_checks(False):
+                prepared = [pa.pa_decode_ps_prepare(**c) for c in cases]
+                best = pa._tuned_decode_step.best_config
+                step, out = prepared[0]
+                out.fill_(float("nan"))
+                step()
+                ok, max_diff, _ = check(host(out.float()), reference)
+                assert ok, f"PA decode ({kernel}) is wrong on the GPU: {shape}: max diff {max_diff}"
+                rows.append((graph_time([step for step, _ in prepared]),
+                             f"flyrt, {kernel}, tuned: {best.kwargs['pages_per_work']} pages/work, "
+                             f"{best.kwargs['blocks_per_sm']}/SM" + (f", {variant_label(pa._variant(best))}"
+                                                                     if wanted is None else "")))
+        pa.USE_MMA_KERNEL = None
+        inputs = [{k: c[k] for k in ("query", "key_cache", "value_cache", "block_tables", "context_lengths",
+                                     "k_scale", "v_scale")} for c in cases]
+        config, triton_s, timed = triton_pa_decode.tune(inputs, graph_time)
+        rows.append((triton_s, "Triton split-KV, tuned over {} configs ({pages_per_part} pages/part, {tokens} "
+                               "tokens, {warps} warps, {stages} stages)".format(len(timed), **config)))
+        label = str(shape)
+        for seconds, who in rows:
+            print(f"  {label:<32} {who:<88} {seconds * 1e6:8.1f} us {100 * kv_bytes / seconds / copy:6.1f}% of copy "
+                  f"{seconds / triton_s:5.2f}x Triton", flush=True)
+            label = ""
+
+
 def device_case(seqs, q_heads, kv_heads, head, page, context, fmt, per_token, seed):
     """A PA decode case made on the GPU (numpy's make_case is too slow for a GB of cache): FP8 codes of
     magnitude up to about a quarter of the format's largest, no NaN codes; the layout of make_case."""
@@ -463,6 +515,9 @@ def main():
         return
     if sys.argv[1:] == ["pa-quick"]:  # PA decode as tuned, its variants, and the peer at its known config
         pa_decode_quick(copy_bandwidth())
+        return
+    if sys.argv[1:] == ["pa-coverage"]:  # the shapes the matrix-unit kernel took over, beside the SIMT one
+        pa_decode_coverage(copy_bandwidth())
         return
     if sys.argv[1:] == ["launch"]:  # the launch and the edit loop alone
         launch_overhead()
