@@ -19,6 +19,7 @@ test: build
 bench: build
 	@.venv/bin/python tests/bench/bench_kernel_roundtrip.py
 	@.venv/bin/python tests/bench/bench_runtime.py
+	@.venv/bin/python tests/bench/bench_tuning.py
 	@.venv/bin/python tests/bench/bench_invalidation.py
 	@.venv/bin/python tests/bench/bench_block.py
 	@.venv/bin/python tests/bench/bench_pa_decode.py

@@ -36,6 +36,7 @@ block_size]; a float32 tensor where the query is is read in place.
 
 import functools
 import math
+import threading
 
 import numpy as np
 
@@ -744,19 +745,21 @@ class _DecodeInputs:
 
     def __init__(self, arguments):
         self.arguments, self.buffers, self.plans = arguments, {}, {}
+        self.planning = threading.Lock()  # the tuner compiles its choices on threads at once
 
 
 def _plan_for(inputs, pages_per_work, blocks_per_sm, stages, one_launch, warps, prefetch):
     choice = (pages_per_work, blocks_per_sm, stages, one_launch, warps, prefetch)
-    plan = inputs.plans.get(choice)
-    if plan is None:
-        buffers = inputs.buffers.get(choice[:2])
-        if buffers is None:  # the work list and partial results, shared by the kernel's variants
-            arguments = dict(inputs.arguments)
-            if arguments["workers"] is None and getattr(arguments["query"], "is_cuda", False):
-                arguments["workers"] = blocks_per_sm * _multiprocessors(arguments["query"])
-            buffers = inputs.buffers[choice[:2]] = _decode_buffers(**arguments, pages_per_work=pages_per_work)
-        plan = inputs.plans[choice] = _Step(buffers, stages, one_launch, warps, prefetch)
+    with inputs.planning:  # one plan a choice, one launcher from the factory, whichever thread asks first
+        plan = inputs.plans.get(choice)
+        if plan is None:
+            buffers = inputs.buffers.get(choice[:2])
+            if buffers is None:  # the work list and partial results, shared by the kernel's variants
+                arguments = dict(inputs.arguments)
+                if arguments["workers"] is None and getattr(arguments["query"], "is_cuda", False):
+                    arguments["workers"] = blocks_per_sm * _multiprocessors(arguments["query"])
+                buffers = inputs.buffers[choice[:2]] = _decode_buffers(**arguments, pages_per_work=pages_per_work)
+            plan = inputs.plans[choice] = _Step(buffers, stages, one_launch, warps, prefetch)
     return plan
 
 
@@ -778,12 +781,19 @@ def _variant(config):
     return tuple(config.kwargs[k] for k in ("warps", "stages", "one_launch", "prefetch"))
 
 
+def _precompile_decode_step(inputs, layout, pages_per_work, blocks_per_sm, stages, one_launch, warps, prefetch):
+    """A choice's kernels compiled (not run): what the tuner does for every choice, on threads at once, before
+    it times any (the kernel's variants, four on a GPU, compile side by side)."""
+    _plan_for(inputs, pages_per_work, blocks_per_sm, stages, one_launch, warps, prefetch).warmup()
+
+
 # 72 configs on a GPU (20 where the matrix-unit kernel does not take the shape): about 12 ms of timing
 # each keeps a layout's tuning near a second.
 @flyc.autotune(configs=[flyc.Config({"pages_per_work": p, "blocks_per_sm": b, "stages": s, "one_launch": one,
                                      "warps": w, "prefetch": ahead})
                         for p in PAGES_PER_WORK for b in BLOCKS_PER_SM for w, s, one, ahead in VARIANTS],
-               key=["layout"], prune_configs_by={"early_config_prune": _split_choices}, warmup=2, rep=10)
+               key=["layout"], prune_configs_by={"early_config_prune": _split_choices}, warmup=2, rep=10,
+               precompile=_precompile_decode_step)
 def _tuned_decode_step(inputs, layout, pages_per_work, blocks_per_sm, stages, one_launch, warps, prefetch):
     """One decode step with this choice: flyc.autotune keeps the fastest per batch layout, and tunes again
     when the kernels or this module's host code change."""
@@ -861,6 +871,10 @@ class _Step:
         self.buffers = buffers
         self.launcher, args, _ = buffers
         self.args = (*args, stages, one_launch, warps, prefetch)
+
+    def warmup(self):
+        """Compiles what a call runs, without running it."""
+        self.launcher.warmup(*self.args)
 
     def __call__(self):
         try:

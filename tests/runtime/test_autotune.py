@@ -255,6 +255,61 @@ def test_pruning_limits_what_is_timed():
     assert len(seen) == 2 and modelled.best_config == flyc.Config({"STEP": 3})  # one left: nothing timed
 
 
+def test_every_config_is_compiled_before_the_first_is_timed():
+    """The tuner compiles its configs' kernels first, on threads at once (their traces take turns, LLVM's
+    work runs side by side), so no timed call compiles: compiles never land inside a timing."""
+    count.cache_clear()
+    before = count.cache_info().compiles
+    compiled_when_timed = []
+
+    def bench(fn, quantiles=None):
+        compiled_when_timed.append(count.cache_info().compiles - before)
+        return quick(fn, quantiles)
+
+    tuner = flyc.autotune(configs=[flyc.Config({"STEP": s}) for s in (1, 2, 3, 4)], key=["n"], do_bench=bench)(count)
+    out = np.zeros(256, np.float32)
+    tuner(out, 256)
+    assert compiled_when_timed == [4, 4, 4, 4]
+    assert count.cache_info().compiles - before == 4
+
+
+def test_a_host_function_compiles_ahead_through_its_precompile():
+    count.cache_clear()
+    before = count.cache_info().compiles
+    order = []
+
+    def precompile(out, n, STEP):
+        order.append(("compiled", STEP))
+        count.warmup(out, n, STEP)
+
+    def bench(fn, quantiles=None):
+        order.append(("timed", count.cache_info().compiles - before))
+        return quick(fn, quantiles)
+
+    @flyc.autotune(configs=[flyc.Config({"STEP": s}) for s in (1, 2, 3)], key=["n"], do_bench=bench,
+                   precompile=precompile)
+    def host(out, n, STEP):
+        count(out, n, STEP)
+
+    host(np.zeros(64, np.float32), 64)
+    assert sorted(order[:3]) == [("compiled", 1), ("compiled", 2), ("compiled", 3)]
+    assert order[3:] == [("timed", 3)] * 3
+    with pytest.raises(ValueError, match="precompile is for host functions"):
+        flyc.autotune(configs=[flyc.Config({"STEP": 1})], key=["n"], precompile=precompile)(count)
+
+
+def test_warmup_compiles_what_a_call_runs_without_running_it():
+    count.cache_clear()
+    before = count.cache_info().compiles
+    out = np.zeros(64, np.float32)
+    count.warmup(out, 64, 5)
+    assert count.cache_info().compiles - before == 1 and np.all(out == 0.0)
+    count(out, 64, 5)
+    assert count.cache_info().compiles - before == 1 and np.all(out == 1.0)
+    with pytest.raises(AssertionError, match="STEP 7 is not supported"):  # the trace's own error
+        count.warmup(out, 64, 7)
+
+
 def test_a_config_that_fails_is_skipped_with_its_reason_and_all_failing_is_one_error():
     mixed = flyc.autotune(configs=[flyc.Config({"STEP": 7}), flyc.Config({"STEP": 1})], key=["n"],
                           do_bench=quick)(count)

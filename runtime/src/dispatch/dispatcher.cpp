@@ -94,26 +94,40 @@ py::object dispatcher::call(PyObject* args, PyObject* kwargs)
     scratch held;
     call_state& state = *held;
     m_specializer.specialize(args, kwargs, state);
-    const std::vector<param_spec>& params = m_specializer.params();
     const placement where = place(state);
-
     // Held while it runs: another thread may evict it meanwhile (a long CPU
     // launch lets other Python threads run, cpu_launch.hpp).
-    std::shared_ptr<artifact> found;
-    if (const std::shared_ptr<artifact>* cached = m_cache.find(state.key, m_revalidate))
-    {
-        found = *cached;
-    }
-    else
-    {
-        py::tuple made = m_compile(state.bound_tuple(), state.key_tuple());
-        found = made[0].cast<std::shared_ptr<artifact>>();
-        m_cache.add(state.key, found, made[1].cast<bool>());
-    }
-    refuse_read_only_outputs(*found, state, params, m_name);
+    const std::shared_ptr<artifact> found = artifact_for(state);
+    refuse_read_only_outputs(*found, state, m_specializer.params(), m_name);
     ++found->hits;
     launch_call(*found, state, where, m_name);
     return py::none();
+}
+
+void dispatcher::warmup(PyObject* args, PyObject* kwargs)
+{
+    if (tracing())
+    {
+        throw py::type_error("launcher '" + m_name +
+                             "': warmup() compiles ahead of calls, not inside a kernel's trace");
+    }
+    scratch held;
+    call_state& state = *held;
+    m_specializer.specialize(args, kwargs, state);
+    place(state);
+    artifact_for(state);
+}
+
+std::shared_ptr<artifact> dispatcher::artifact_for(call_state& state)
+{
+    if (const std::shared_ptr<artifact>* cached = m_cache.find(state.key, m_revalidate))
+    {
+        return *cached;
+    }
+    py::tuple made = m_compile(state.bound_tuple(), state.key_tuple());
+    std::shared_ptr<artifact> found = made[0].cast<std::shared_ptr<artifact>>();
+    m_cache.add(state.key, found, made[1].cast<bool>());
+    return found;
 }
 
 } // namespace flyrt::dispatch

@@ -38,6 +38,10 @@ public:
 
     // The launcher's tp_call: `args` a tuple, `kwargs` a dict or null.
     pybind11::object call(PyObject* args, PyObject* kwargs);
+    // What a call with these arguments finds, compiled (and loaded) now if
+    // it is not yet, without running it: the autotuner compiles its configs
+    // on threads at once this way.
+    void warmup(PyObject* args, PyObject* kwargs);
     // (bound arguments, key) of a call for `target` without running it, for
     // compiling ahead (host arrays stand for device tensors).
     pybind11::tuple specialize_for(PyObject* args, PyObject* kwargs, target_choice target);
@@ -55,6 +59,8 @@ private:
     class scratch;
     // Chooses where the call runs and writes it into the key.
     placement place(call_state& state) const;
+    // The cached artifact for the call's key, compiled on a miss.
+    std::shared_ptr<artifact> artifact_for(call_state& state);
 
     std::string m_name;
     target_choice m_target = target_choice::automatic;

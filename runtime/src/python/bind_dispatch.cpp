@@ -166,6 +166,11 @@ void bind_dispatch(py::module_& m)
                  return d.specialize_for(
                      args.ptr(), kwargs.ptr(), static_cast<dispatch::target_choice>(target));
              })
+        .def(
+            "warmup",
+            [](dispatcher& d, const py::args& args, const py::kwargs& kwargs)
+            { d.warmup(args.ptr(), kwargs.ptr()); },
+            "The call path's half of JitFunction.warmup: specialize, find or compile, no launch.")
         .def("_key_of_call",
              [](dispatcher& d, const py::tuple& args, const py::dict& kwargs)
              { return d.key_of_call(args.ptr(), kwargs.ptr()); })

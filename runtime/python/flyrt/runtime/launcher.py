@@ -204,6 +204,12 @@ class JitFunction(_core.Dispatcher):
         payload, llvm_ir = trace.module.compile(description, llvm_ir=True)
         return Lowered(description, str(trace.module), payload, llvm_ir)
 
+    def warmup(self, *args, **kwargs):
+        """Compiles (and loads) what a call with these arguments runs, without running it: a later call
+        with arguments like these finds it ready. Threads may warm a launcher at once (the autotuner
+        compiles its configs so): their traces take turns, their compiles run side by side."""
+        super().warmup(*args, **kwargs)
+
     def cache_clear(self):
         """Drops every compiled artifact; the next call compiles again."""
         self._clear()

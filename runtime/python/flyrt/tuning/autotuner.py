@@ -14,12 +14,14 @@ launcher with the config's arguments.
 import copy
 import functools
 import hashlib
+import os
 import time
 import inspect
 import sys
 import traceback
 import types
 import weakref
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -77,7 +79,7 @@ def _tensor_traits(value):
 
 class Autotuner:
     def __init__(self, launcher, configs, key, prune_configs_by=None, reset_to_zero=None, restore_value=None,
-                 warmup=25, rep=100, do_bench=None):
+                 warmup=25, rep=100, do_bench=None, precompile=None):
         self._host = not isinstance(launcher, JitFunction)
         if self._host and not isinstance(launcher, types.FunctionType):
             raise TypeError(f"flyc.autotune decorates a @flyc.jit launcher or a Python function, not {launcher!r}")
@@ -120,6 +122,10 @@ class Autotuner:
         self._top_k = prune.get("top_k", 1.0)
         self.reset_to_zero, self.restore_value = list(reset_to_zero or ()), list(restore_value or ())
         self._do_bench, self._warmup, self._rep = do_bench, warmup, rep
+        if precompile is not None and not self._host:
+            raise ValueError(f"autotune of launcher '{name}': precompile is for host functions (a launcher's "
+                             "configs are compiled ahead by its own warmup())")
+        self._precompile = precompile
         functools.update_wrapper(self, launcher, updated=())
         self.best_config = None  # the config of the latest call
         self._results, self._earlier = {}, {}  # key -> TunedResult; key -> [earlier TunedResults]
@@ -295,6 +301,7 @@ class Autotuner:
         saved = {name: copy.deepcopy(named[name]) for name in dict.fromkeys(self.restore_value + self.reset_to_zero)}
         progress = Progress(f"autotune {self.__qualname__} [{self._describe(key)}]", len(configs))
         tried, records = [], []
+        self._warm(configs, args, kwargs)
         try:
             for done, config in enumerate(configs):
                 progress.step(done, config)
@@ -317,6 +324,24 @@ class Autotuner:
         progress.finish(f"best {best.config.describe()}, {best.ms:.4f} ms")
         self.not_persisted = self._store.save(disk_key, result)
         return result
+
+    def _warm(self, configs, args, kwargs):
+        """Compiles every config's kernels before any is timed, on threads at once: their traces take turns
+        (Python), their compiles (LLVM, the GPU's assembler) run side by side. A launcher's through its
+        warmup(), a host function's through its `precompile` (none: not ahead). A config that cannot
+        compile is left to its timing, which fails again and says why."""
+        compile_ahead = self._precompile if self._host else self.fn.warmup
+        if compile_ahead is None:
+            return
+
+        def warm(config):
+            try:
+                compile_ahead(*args, **kwargs, **config.all_kwargs())
+            except Exception:  # noqa: BLE001  reported by the config's timing
+                pass
+
+        with ThreadPoolExecutor(max_workers=min(len(configs), os.cpu_count() or 1)) as pool:
+            list(pool.map(warm, configs))
 
     def _time(self, config, args, kwargs, named, device):
         """(median ms, None, records) of `config`, or (None, why not, None):
@@ -418,7 +443,7 @@ def _copy_into(tensor, value):
 
 
 def autotune(configs, key, prune_configs_by=None, reset_to_zero=None, restore_value=None, warmup=25, rep=100,
-             do_bench=None):
+             do_bench=None, precompile=None):
     """Decorator over ``@flyc.jit``: calls the launcher with the fastest of
     `configs` (``flyc.Config``) for each `key` (parameter names), as Triton's
     ``triton.autotune`` (same arguments: `prune_configs_by` a dict of
@@ -426,9 +451,12 @@ def autotune(configs, key, prune_configs_by=None, reset_to_zero=None, restore_va
     and `restore_value`, parameter names; `warmup`/`rep` ms per config for
     `do_bench`). The result for a key is tied to the code it was timed with:
     tuned again when that changes, kept on disk for a new process while its
-    dependencies hold."""
+    dependencies hold. Before timing, every config's kernels are compiled on
+    threads at once: a launcher's by its ``warmup()``, a host function's by
+    `precompile`, called as the function with a config's arguments would be
+    (compiling, not running: its launchers' ``warmup()``)."""
     def make(launcher):
         return Autotuner(launcher, configs, key, prune_configs_by, reset_to_zero, restore_value, warmup, rep,
-                         do_bench)
+                         do_bench, precompile)
 
     return make
