@@ -40,6 +40,7 @@ import threading
 
 import numpy as np
 
+import flyrt
 import flyrt.compiler as flyc
 import flyrt.expr as fx
 from flyrt import fp8
@@ -63,17 +64,20 @@ MMA_BLOCKS_PER_SM = {("e4m3fn", 1): {"nvptx": 16, "amdgpu": 8}, ("e4m3fn", 2): {
                      ("e4m3fnuz", 3): {"nvptx": 8, "amdgpu": 8}, ("e4m3fnuz", "prefetch"): {"nvptx": 8, "amdgpu": 8}}
 
 
-def _mma_blocks_per_sm(fp8_format, stages, warps, prefetch=False, head_size=128):
+def _mma_blocks_per_sm(fp8_format, stages, warps, prefetch=False, head_size=128, checked=False):
     """The matrix-unit kernel's occupancy hint per target: MMA_BLOCKS_PER_SM's single-warp blocks as blocks of
     `warps`, and for blocks of several at most 3 (ptxas on sm_90: e4m3fn's merge spilled 60 bytes at 4, none
     at 3), or 2 with a page in flight (in shared memory, 86 KB at head size 128, no more fit on an H200; in
     registers, as many as two stages'; ptxas on sm_90 with the prefetch: e4m3fn 164 registers at 1 warp, 199
     at 4, e4m3fnuz 238; no spills); half as many at head size 256 (its output fragments alone are 128
-    registers a lane)."""
+    registers a lane), and on AMD half as many with bounds checks (`checked`: at 2 waves per SIMD the
+    checked kernel needed scratch, 24 bytes with e4m3fnuz and 160 with e4m3fn; at 1 none)."""
     most = (2 if stages > 1 or prefetch else 3) if warps > 1 else None
     per_head = max(head_size, 128) // 128
-    return {target: max(1, min(blocks // per_head // warps, most or blocks))
-            for target, blocks in MMA_BLOCKS_PER_SM[fp8_format, "prefetch" if prefetch else stages].items()}
+    hints = MMA_BLOCKS_PER_SM[fp8_format, "prefetch" if prefetch else stages]
+    return {target: max(1, min(blocks // per_head // (2 if checked and target == "amdgpu" else 1) // warps,
+                                most or blocks))
+            for target, blocks in hints.items()}
 
 
 # -- helpers the kernel calls (module level, as upstream) ------------------------
@@ -670,7 +674,8 @@ def compile_pa_decode_ps(softmax_scale=None, trans_v=False, needs_mask=True, que
                                  work, worker_offsets, partial_out, partial_lse, partial_ranges, arrivals, out,
                                  head_size, block_size, stages, one_launch, warps, prefetch).launch(
                 grid=(workers, rows // _block_rows(rows)), block=(32 * warps,),
-                min_blocks_per_sm=_mma_blocks_per_sm(fp8_format, stages, warps, prefetch, head_size))
+                min_blocks_per_sm=_mma_blocks_per_sm(fp8_format, stages, warps, prefetch, head_size,
+                                                     flyrt.bounds_checks()))
             if fx.const_expr(not one_launch):
                 pa_combine_kernel(partial_out, partial_lse, partial_ranges, out, head_size, combine_threads).launch(
                     grid=(partial_ranges.shape[0], partial_ranges.shape[1], rows), block=(combine_threads,))
