@@ -333,6 +333,16 @@ class Autotuner:
         compile_ahead = self._precompile if self._host else self.fn.warmup
         if compile_ahead is None:
             return
+        if not self._host:  # configs a launcher specializes alike compile once, not once a thread
+            distinct = {}
+            for config in configs:
+                try:
+                    distinct.setdefault(self.fn._key_of_call(tuple(args), {**kwargs, **config.all_kwargs()}), config)
+                except Exception:  # noqa: BLE001  reported by the config's timing
+                    pass
+            configs = list(distinct.values())
+            if not configs:
+                return
 
         def warm(config):
             try:
