@@ -807,10 +807,11 @@ def _precompile_decode_step(inputs, layout, pages_per_work, blocks_per_sm, stage
                                      "warps": w, "prefetch": ahead})
                         for p in PAGES_PER_WORK for b in BLOCKS_PER_SM for w, s, one, ahead in VARIANTS],
                key=["layout"], prune_configs_by={"early_config_prune": _split_choices}, warmup=2, rep=10,
-               precompile=_precompile_decode_step)
+               precompile=_precompile_decode_step, on_edit="keep")
 def _tuned_decode_step(inputs, layout, pages_per_work, blocks_per_sm, stages, one_launch, warps, prefetch):
-    """One decode step with this choice: flyc.autotune keeps the fastest per batch layout, and tunes again
-    when the kernels or this module's host code change."""
+    """One decode step with this choice: flyc.autotune keeps the fastest per batch layout. An edit to the
+    kernels or this module's host code recompiles the choice made before it, untimed (a sweep is seconds on a
+    GPU, the edit loop's next result one compile); _tuned_decode_step.retune() times the edited code."""
     _plan_for(inputs, pages_per_work, blocks_per_sm, stages, one_launch, warps, prefetch)()
 
 

@@ -81,6 +81,59 @@ def test_a_helper_edit_re_tunes_and_says_why(tuned):
     assert "'OFFSET'" in log[-1].reason and log[-1].source == "tuned"
 
 
+def kept_across_edits(module):
+    """The module's `work` launcher under a second autotuner that keeps its config across edits."""
+    return flyc.autotune(configs=[flyc.Config({"REPS": 3000}), flyc.Config({"REPS": 3})], key=["n"],
+                         restore_value=["x"], do_bench=module.timed, on_edit="keep")(module.work.fn)
+
+
+def test_on_edit_keep_compiles_the_kept_config_for_the_edited_code_untimed_until_retune(tuned):
+    kept = kept_across_edits(tuned)
+    x = np.ones(4096, np.float32)
+    kept(x, 4096)
+    assert kept.best_config == flyc.Config({"REPS": 3}) and timings(tuned) == 2
+    registry.drain_recompiles()
+    tuned.OFFSET = 2.0
+    x[:] = 1
+    kept(x, 4096)
+    assert np.allclose(x, 0.125 + 2.0 * 1.75)  # the edited code ran once: the recording call was undone
+    assert timings(tuned) == 2 and kept.best_config == flyc.Config({"REPS": 3})
+    assert kept.configs_timings == {flyc.Config({"REPS": 3}): None}
+    text = registry.format_notice([], registry.drain_recompiles())
+    assert "flyrt: recompiled autotuned work" in text and "'OFFSET'" in text, text
+    assert "kept REPS=3, the config tuned before the edit" in text and "work.retune()" in text, text
+    assert [r.source for r in flyc.compile_log() if r.launcher == "autotuned work"][-1] == "tuning kept"
+    tuned.OFFSET = 3.0  # the kept result is tied to the edited code: a later edit is seen too
+    x[:] = 1
+    kept(x, 4096)
+    assert np.allclose(x, 0.125 + 3.0 * 1.75) and timings(tuned) == 2
+    assert kept.retune() == 1 and kept.retune() == 0
+    x[:] = 1
+    kept(x, 4096)
+    assert timings(tuned) == 4 and np.allclose(x, 0.125 + 3.0 * 1.75)
+    assert kept.configs_timings[flyc.Config({"REPS": 3})] is not None
+    tuned.OFFSET = 1.0  # back to the first code: its timed result returns
+    kept(x, 4096)
+    assert timings(tuned) == 4 and kept.cache_info().compiles == 2
+
+
+def test_on_edit_keep_raises_the_edited_codes_error_and_keeps_trying_it(tuned):
+    kept = kept_across_edits(tuned)
+    x = np.ones(4096, np.float32)
+    kept(x, 4096)
+    original = tuned.helper
+    tuned.helper = lambda v: v.no_such_attribute
+    x[:] = 1
+    with pytest.raises(AttributeError, match="no_such_attribute"):
+        kept(x, 4096)
+    assert np.allclose(x, 1.0) and timings(tuned) == 2  # the arguments as they were; nothing timed
+    tuned.helper = lambda v: original(v) * 2.0
+    kept(x, 4096)
+    assert np.allclose(x, 7.0) and timings(tuned) == 2  # v -> v + 2, three times
+    with pytest.raises(ValueError, match="on_edit is 'retune' or 'keep', not 'never'"):
+        flyc.autotune(configs=[flyc.Config({"REPS": 3})], key=["n"], on_edit="never")(tuned.work.fn)
+
+
 def test_an_unrelated_edit_times_nothing(tuned):
     call(tuned)
     tuned.UNRELATED = 5

@@ -210,9 +210,10 @@ def test_the_tuner_tries_what_can_differ(q_heads, head, page, trans_v, on_gpu, w
     assert variants == (set(pa.VARIANTS) if configs > splits else {pa.VARIANTS[0]})  # else the defaults
 
 
-def test_tuned_pages_per_work_match_the_reference_and_re_tune_after_a_helper_edit(monkeypatch):
+def test_tuned_pages_per_work_match_the_reference_and_an_edit_keeps_the_choice_until_retune(monkeypatch):
     """pages_per_work="tuned" (a GPU's default): each choice runs, the best is
-    kept per batch layout, and an edit of a helper the kernels call re-tunes."""
+    kept per batch layout; an edit of a helper the kernels call recompiles
+    that choice untimed, and retune() times the edited code."""
     tuner = pa._tuned_decode_step
     tuner.cache_clear()
     case = make_case(seed=9, num_seqs=3, variable_lengths=True, context_length=300)
@@ -229,6 +230,12 @@ def test_tuned_pages_per_work_match_the_reference_and_re_tune_after_a_helper_edi
     assert tuner.cache_info().compiles == 1  # the same layout: nothing timed
     original = pa._kv_scale
     monkeypatch.setattr(pa, "_kv_scale", lambda *arguments: original(*arguments))
+    best = tuner.best_config
     out = pa_decode_ps_launch(**case, pages_per_work="tuned")
     assert check(out, pa_decode_reference(**case), True)[0]
-    assert tuner.cache_info().compiles == 2 and tuner.cache_info().evictions == 1
+    assert tuner.cache_info().compiles == 1 and tuner.cache_info().evictions == 1
+    assert tuner.best_config == best and tuner.configs_timings == {best: None}
+    assert tuner.retune() == 1
+    out = pa_decode_ps_launch(**case, pages_per_work="tuned")
+    assert check(out, pa_decode_reference(**case), True)[0]
+    assert tuner.cache_info().compiles == 2 and all(ms is not None for ms in tuner.configs_timings.values())

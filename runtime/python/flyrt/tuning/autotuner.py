@@ -8,7 +8,10 @@ whether bounds checks are on, the launcher's target), and looks the key's result
 its guard, nanoseconds when nothing changed), else an earlier result whose
 code matches again, else one on disk whose manifest holds here, else it
 times each config with ``do_bench`` and keeps the fastest. Then it calls the
-launcher with the config's arguments.
+launcher with the config's arguments. With ``on_edit="keep"``, an edit that
+made a key's result stale keeps its config for the edited code, untimed, so
+the edit loop's next result costs one compile, not a sweep; ``retune()``
+times those keys again.
 """
 
 import copy
@@ -44,6 +47,8 @@ from .tuned_results import Trial, TunedResult, TunedStore, portable_key, tie
 _HISTORY = 8  # earlier results kept per key, for A -> B -> A
 _MISSING = object()
 _definitions = weakref.WeakValueDictionary()  # (module, name) -> the latest autotuner defined there
+_ON_EDIT = ("retune", "keep")
+_KEPT = "kept from before an edit: not timed for this code"
 
 
 class AutotuneError(RuntimeError):
@@ -79,7 +84,7 @@ def _tensor_traits(value):
 
 class Autotuner:
     def __init__(self, launcher, configs, key, prune_configs_by=None, reset_to_zero=None, restore_value=None,
-                 warmup=25, rep=100, do_bench=None, precompile=None):
+                 warmup=25, rep=100, do_bench=None, precompile=None, on_edit="retune"):
         self._host = not isinstance(launcher, JitFunction)
         if self._host and not isinstance(launcher, types.FunctionType):
             raise TypeError(f"flyc.autotune decorates a @flyc.jit launcher or a Python function, not {launcher!r}")
@@ -126,6 +131,9 @@ class Autotuner:
             raise ValueError(f"autotune of launcher '{name}': precompile is for host functions (a launcher's "
                              "configs are compiled ahead by its own warmup())")
         self._precompile = precompile
+        if on_edit not in _ON_EDIT:
+            raise ValueError(f"autotune of launcher '{name}': on_edit is 'retune' or 'keep', not {on_edit!r}")
+        self._on_edit = on_edit
         functools.update_wrapper(self, launcher, updated=())
         self.best_config = None  # the config of the latest call
         self._results, self._earlier = {}, {}  # key -> TunedResult; key -> [earlier TunedResults]
@@ -215,6 +223,8 @@ class Autotuner:
             device = self._device(args, kwargs)
             disk_key = None if device is None else portable_key(list(key[:-1]) + [device[1]])
             result, source = self._store.load(disk_key, self._code, self.__qualname__), "disk"
+        if result is None and stale is not None and self._on_edit == "keep":
+            result, source = self._keep(key, stale, named, args, kwargs), "kept"
         if result is None:
             result, source = self._tune(key, named, args, kwargs, device, disk_key), "tuned"
         self._results[key] = result
@@ -228,8 +238,8 @@ class Autotuner:
         why = f"{'; '.join(dict.fromkeys(reasons))}; " if reasons else ""
         compile_log.record(compile_log.CompileRecord(
             f"autotuned {self.__qualname__}", self._describe(key), f"{why}best {result.config.describe()}",
-            (time.perf_counter() - start) * 1e3, {"reused": "tuning reused", "disk": "tuning from disk"}.get(
-                source, "tuned")))
+            (time.perf_counter() - start) * 1e3, {"reused": "tuning reused", "disk": "tuning from disk",
+                                                  "kept": "tuning kept"}.get(source, "tuned")))
         return result
 
     def _explain(self, notice, source, result, stale):
@@ -239,6 +249,10 @@ class Autotuner:
             timed = f" ({ms:.4f} ms)" if ms is not None else ""
             notice.outcome = "re-tuned"
             notice.detail = f"tuned again for the code as it is now: best {best}{timed}, was {stale.config.describe()}"
+        elif source == "kept":
+            notice.outcome = "recompiled"
+            notice.detail = (f"kept {best}, the config tuned before the edit, without timing the edited code "
+                             f"(on_edit='keep'; {self.__qualname__}.retune() times it again)")
         else:
             notice.outcome = "re-validated"
             place = "earlier" if source == "reused" else "on disk"
@@ -353,17 +367,38 @@ class Autotuner:
         with ThreadPoolExecutor(max_workers=min(len(configs), os.cpu_count() or 1)) as pool:
             list(pool.map(warm, configs))
 
+    def _keep(self, key, stale, named, args, kwargs):
+        """`stale`'s config for the code as it is now, untimed: one call of it (its arguments restored after)
+        records what that code depends on, so a later edit is seen. The edited code failing raises its own
+        error, and the stale result stays for the next call to try again."""
+        config = stale.config
+        saved = {name: copy.deepcopy(named[name]) for name in dict.fromkeys(self.restore_value + self.reset_to_zero)}
+        before = registry.artifact_calls()
+        try:
+            self._call_config(config, args, kwargs, named)
+        except BaseException:
+            self._results[key] = stale
+            raise
+        finally:
+            self._restore(named, saved)
+        ran = [artifact.record for _, artifact in registry.ran_since(before) if artifact.record is not None]
+        record, _ = tie(ran, self._code, self.__qualname__, self._host)
+        return TunedResult(config, [Trial(config, None, _KEPT)], record, None)
+
+    def _call_config(self, config, args, kwargs, named):
+        """One call of `config` as the tuner makes it: `reset_to_zero` zeroed and the pre-hook run first."""
+        for name in self.reset_to_zero:
+            _zero(named[name])
+        if config.pre_hook is not None:
+            config.pre_hook({**named, **config.all_kwargs()})
+        self.fn(*args, **kwargs, **config.all_kwargs())
+
     def _time(self, config, args, kwargs, named, device):
         """(median ms, None, records) of `config`, or (None, why not, None):
         records, of every launcher artifact its calls ran."""
-        arguments = {**kwargs, **config.all_kwargs()}
 
         def call():
-            for name in self.reset_to_zero:
-                _zero(named[name])
-            if config.pre_hook is not None:
-                config.pre_hook({**named, **config.all_kwargs()})
-            self.fn(*args, **arguments)
+            self._call_config(config, args, kwargs, named)
 
         before = registry.artifact_calls()
         try:
@@ -403,6 +438,15 @@ class Autotuner:
         (evictions), results held (size)."""
         c = self._counts
         return CacheInfo(c["hits"], c["misses"], c["tunings"], c["evictions"], len(self._results))
+
+    def retune(self):
+        """Keys whose config was kept across an edit (``on_edit="keep"``) are
+        timed again by their next call; returns how many."""
+        kept = [key for key, result in self._results.items() if result.trials[0].problem == _KEPT]
+        for key in kept:
+            del self._results[key]
+            self._earlier[key] = [r for r in self._earlier.get(key, []) if r.trials[0].problem != _KEPT]
+        return len(kept)
 
     def cache_clear(self):
         """Forgets every result in memory (not on disk)."""
@@ -453,7 +497,7 @@ def _copy_into(tensor, value):
 
 
 def autotune(configs, key, prune_configs_by=None, reset_to_zero=None, restore_value=None, warmup=25, rep=100,
-             do_bench=None, precompile=None):
+             do_bench=None, precompile=None, on_edit="retune"):
     """Decorator over ``@flyc.jit``: calls the launcher with the fastest of
     `configs` (``flyc.Config``) for each `key` (parameter names), as Triton's
     ``triton.autotune`` (same arguments: `prune_configs_by` a dict of
@@ -464,9 +508,12 @@ def autotune(configs, key, prune_configs_by=None, reset_to_zero=None, restore_va
     dependencies hold. Before timing, every config's kernels are compiled on
     threads at once: a launcher's by its ``warmup()``, a host function's by
     `precompile`, called as the function with a config's arguments would be
-    (compiling, not running: its launchers' ``warmup()``)."""
+    (compiling, not running: its launchers' ``warmup()``). `on_edit`: what
+    an edit to the code a key was tuned for does to that key's next call:
+    "retune" (time every config again) or "keep" (the config chosen before,
+    compiled for the edited code, untimed until ``retune()``)."""
     def make(launcher):
         return Autotuner(launcher, configs, key, prune_configs_by, reset_to_zero, restore_value, warmup, rep,
-                         do_bench, precompile)
+                         do_bench, precompile, on_edit)
 
     return make
