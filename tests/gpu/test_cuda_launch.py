@@ -149,8 +149,8 @@ def test_out_of_bounds_reports_name_the_tensor_and_line(monkeypatch):
 
 
 def test_a_checked_launch_does_not_wait_for_its_kernel(monkeypatch):
-    """The report of a checked launch is copied back on its stream and read
-    later: a launch returns while its kernel runs, so checks do not serialize
+    """The report of a checked launch is written by the kernel into host
+    memory and read later: a launch returns while its kernel runs, so checks do not serialize
     the host with the GPU (a long kernel is still running when the call returns)."""
     @flyc.kernel
     def _spin(x: fx.Tensor, n: fx.Int32):

@@ -62,8 +62,7 @@ void cuda_synchronize(int ordinal, const pybind11::object& stream)
     std::fflush(stdout);
     deliver_kernel_output();
     // What checked launches reported, without waiting for them then (report_channel.hpp).
-    const std::int32_t reported =
-        launch::cuda::report_channel::take_all(ordinal, &launch::python_interrupted);
+    const std::int32_t reported = launch::cuda::report_channel::take_all(ordinal);
     if (reported != 0)
     {
         raise_launch_status(reported, "");

@@ -207,6 +207,8 @@ protected:
     // v_exp_f32 alone (llvm.exp2 adds the scaling that keeps denormal results)
     const char* approximate_exp2() const override { return "llvm.amdgcn.exp2.f32"; }
 
+    void fence_for_host() override { m_b.CreateFence(llvm::AtomicOrdering::Release); } // system scope
+
     // FP8 by gfx94x's conversion instruction, whose FP8 is e4m3fnuz: four
     // bytes a word, two per conversion. e4m3fn is that reading doubled but
     // for its special codes, patched in.

@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 #include <utility>
+#include <vector>
 
 #include <llvm/IR/BasicBlock.h>
 #include <llvm/IR/Constants.h>
@@ -284,25 +285,31 @@ llvm::Value* gpu_kernel_lowering::math(arith kind, llvm::ArrayRef<llvm::Value*> 
     return widen ? m_b.CreateFPTrunc(result, type) : result;
 }
 
+llvm::GlobalVariable* gpu_kernel_lowering::zeroed_global(const char* name, llvm::Type* type)
+{
+    if (llvm::GlobalVariable* known = m_out.getGlobalVariable(name))
+    {
+        return known;
+    }
+    auto* made = new llvm::GlobalVariable(m_out,
+                                          type,
+                                          false,
+                                          llvm::GlobalValue::ExternalLinkage,
+                                          llvm::Constant::getNullValue(type),
+                                          name,
+                                          nullptr,
+                                          llvm::GlobalValue::NotThreadLocal,
+                                          m_target.global_address_space);
+    made->setAlignment(llvm::Align(8));
+    return made;
+}
+
 void gpu_kernel_lowering::report(const ir::op& o)
 {
     llvm::Type* i32 = m_b.getInt32Ty();
     llvm::Type* i64 = m_b.getInt64Ty();
     auto* record = llvm::StructType::get(m_ctx, {i32, i32, llvm::ArrayType::get(i64, report_values)});
-    llvm::GlobalVariable* global = m_out.getGlobalVariable(report_global);
-    if (global == nullptr)
-    {
-        global = new llvm::GlobalVariable(m_out,
-                                          record,
-                                          false,
-                                          llvm::GlobalValue::ExternalLinkage,
-                                          llvm::Constant::getNullValue(record),
-                                          report_global,
-                                          nullptr,
-                                          llvm::GlobalValue::NotThreadLocal,
-                                          m_target.global_address_space);
-        global->setAlignment(llvm::Align(8));
-    }
+    llvm::GlobalVariable* global = zeroed_global(report_global, record);
     // The first report of a launch claims the record; later ones leave it.
     llvm::Value* claim = m_b.CreateAtomicCmpXchg(m_b.CreateStructGEP(record, global, 0),
                                                  m_b.getInt32(0),
@@ -314,13 +321,34 @@ void gpu_kernel_lowering::report(const ir::op& o)
     auto* done = llvm::BasicBlock::Create(m_ctx, "report.done", m_llvm_fn);
     m_b.CreateCondBr(m_b.CreateExtractValue(claim, 1), won, done);
     m_b.SetInsertPoint(won);
-    m_b.CreateStore(m_b.getInt32(m_report_index.at(&o)), m_b.CreateStructGEP(record, global, 1));
+    llvm::Value* which = m_b.getInt32(m_report_index.at(&o));
+    std::vector<llvm::Value*> values;
     for (std::size_t i = 0; i < o.operands.size() && i < report_values; ++i)
     {
-        llvm::Value* v = m_b.CreateSExt(value(o.operands[i]), i64);
-        m_b.CreateStore(v,
-                        m_b.CreateGEP(record, global, {m_b.getInt32(0), m_b.getInt32(2), m_b.getInt32(i)}));
+        values.push_back(m_b.CreateSExt(value(o.operands[i]), i64));
     }
+    auto fill = [&](llvm::Value* into, bool is_volatile)
+    {
+        m_b.CreateStore(which, m_b.CreateStructGEP(record, into, 1), is_volatile);
+        for (std::size_t i = 0; i < values.size(); ++i)
+        {
+            m_b.CreateStore(values[i],
+                            m_b.CreateGEP(record, into, {m_b.getInt32(0), m_b.getInt32(2), m_b.getInt32(i)}),
+                            is_volatile);
+        }
+    };
+    fill(global, false);
+    // The host's mirror, where the runtime gave one: the report, then (after
+    // a system-wide fence, so the host never sees `taken` before the rest) `taken`.
+    llvm::GlobalVariable* mirror = zeroed_global(report_mirror_global, i64);
+    llvm::Value* host = m_b.CreateLoad(i64, mirror);
+    auto* mirrored = llvm::BasicBlock::Create(m_ctx, "report.mirror", m_llvm_fn);
+    m_b.CreateCondBr(m_b.CreateICmpNE(host, m_b.getInt64(0)), mirrored, done);
+    m_b.SetInsertPoint(mirrored);
+    llvm::Value* into = m_b.CreateIntToPtr(host, m_b.getPtrTy());
+    fill(into, true);
+    fence_for_host();
+    m_b.CreateStore(m_b.getInt32(1), m_b.CreateStructGEP(record, into, 0), true);
     m_b.CreateBr(done);
     m_b.SetInsertPoint(done);
 }

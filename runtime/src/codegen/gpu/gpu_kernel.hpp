@@ -11,6 +11,9 @@
 // out-of-bounds index under FLYDSL_DEBUG_BOUNDS) claims the module global
 // `flyrt_report` {i32 taken, i32 which, i64 values[report_values]}; the
 // runtime reads it after the launch and formats report_messages(f)[which].
+// Where the runtime sets `flyrt_report_mirror` (an i64 address of host
+// memory the GPU can write, 0 if none), the claiming thread also writes the
+// report there, `taken` last, so the host reads it without a copy.
 #pragma once
 
 #include <string>
@@ -23,6 +26,7 @@ namespace flyrt::codegen
 {
 
 inline constexpr const char* report_global = "flyrt_report";
+inline constexpr const char* report_mirror_global = "flyrt_report_mirror";
 inline constexpr const char* shared_global = "flyrt_shared";
 inline constexpr int report_values = 16;
 
@@ -52,6 +56,8 @@ protected:
     virtual std::string library_function(ir::arith kind, bool f64) const = 0;
     // The intrinsic of the target's one-instruction f32 exp2 (arith::exp2_approx).
     virtual const char* approximate_exp2() const = 0;
+    // A fence after which the host sees this thread's earlier stores before its later ones.
+    virtual void fence_for_host() = 0;
 
     // -- shared by GPU targets ---------------------------------------------------
 
@@ -73,6 +79,9 @@ protected:
     // The module's `flyrt_shared` of `bytes` (0: an external array sized
     // at launch), made on first use.
     llvm::GlobalVariable* shared_array(std::uint64_t bytes);
+    // The module's global `name` (8-byte aligned, zero, in global memory the runtime finds by name), made on
+    // first use.
+    llvm::GlobalVariable* zeroed_global(const char* name, llvm::Type* type);
     // A u8 scalar as a 1-lane vector (to decode scalars and vectors alike).
     llvm::Value* as_vector(llvm::Value* bytes);
 

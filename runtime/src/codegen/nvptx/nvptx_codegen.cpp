@@ -468,6 +468,9 @@ protected:
     // ex2.approx.ftz.f32: what CUDA's exp2f compiles to under --use_fast_math
     const char* approximate_exp2() const override { return "llvm.nvvm.ex2.approx.ftz.f"; }
 
+    // membar.sys (fence.sc.sys from sm_70): this LLVM's NVPTX selects no IR fence.
+    void fence_for_host() override { m_b.CreateIntrinsic(llvm::Intrinsic::nvvm_membar_sys, {}, {}); }
+
     void annotate(const char* name, std::int32_t value)
     {
         llvm::Metadata* entry[] = {llvm::ValueAsMetadata::get(m_llvm_fn),

@@ -45,14 +45,10 @@ struct loaded_driver
                               bind(library, api.cuLaunchKernel, "cuLaunchKernel") &&
                               bind(library, api.cuStreamSynchronize, "cuStreamSynchronize") &&
                               bind(library, api.cuStreamQuery, "cuStreamQuery") &&
-                              bind(library, api.cuMemcpyDtoH, "cuMemcpyDtoH_v2") &&
-                              bind(library, api.cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2") &&
-                              bind(library, api.cuMemAllocHost, "cuMemAllocHost_v2") &&
+                              bind(library, api.cuMemcpyHtoD, "cuMemcpyHtoD_v2") &&
+                              bind(library, api.cuMemHostAlloc, "cuMemHostAlloc") &&
+                              bind(library, api.cuMemHostGetDevicePointer, "cuMemHostGetDevicePointer_v2") &&
                               bind(library, api.cuMemFreeHost, "cuMemFreeHost") &&
-                              bind(library, api.cuEventCreate, "cuEventCreate") &&
-                              bind(library, api.cuEventDestroy, "cuEventDestroy_v2") &&
-                              bind(library, api.cuEventRecord, "cuEventRecord") &&
-                              bind(library, api.cuEventQuery, "cuEventQuery") &&
                               bind(library, api.cuStreamIsCapturing, "cuStreamIsCapturing") &&
                               bind(library, api.cuMemsetD8, "cuMemsetD8_v2") &&
                               bind(library, api.cuMemGetInfo, "cuMemGetInfo_v2") &&
@@ -207,36 +203,24 @@ CUcontext use_device(int ordinal)
     return context;
 }
 
-namespace
+CUresult wait(CUstream stream, bool (*interrupted)())
 {
-// Polls `query` on `handle` (a stream or an event) until it is no longer
-// busy, or the user interrupts: NOT_READY then.
-template <typename Handle>
-CUresult wait_until_done(CUresult (*query)(Handle), Handle handle, bool (*interrupted)())
-{
+    // Polled, not waited for in the driver, so that `interrupted` is asked.
     CUresult state = CUDA_SUCCESS;
     const bool finished = poll_until(
         [&]
         {
-            state = query(handle);
+            state = driver().cuStreamQuery(stream);
             return state != CUDA_ERROR_NOT_READY;
         },
         interrupted);
-    return finished ? state : CUDA_ERROR_NOT_READY;
-}
-} // namespace
-
-CUresult wait(CUstream stream, bool (*interrupted)())
-{
-    const CUresult state = wait_until_done(driver().cuStreamQuery, stream, interrupted);
+    if (!finished)
+    {
+        return CUDA_ERROR_NOT_READY;
+    }
     // Done: this returns at once, and it is what hands kernels' printf output
     // to C's stdout (polling does not).
     return state == CUDA_SUCCESS ? driver().cuStreamSynchronize(stream) : state;
-}
-
-CUresult wait(CUevent event, bool (*interrupted)())
-{
-    return wait_until_done(driver().cuEventQuery, event, interrupted);
 }
 
 bool synchronize(int ordinal, std::int64_t stream, bool (*interrupted)())

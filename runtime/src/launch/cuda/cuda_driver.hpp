@@ -18,7 +18,6 @@ using CUcontext = struct CUctx_st*;
 using CUmodule = struct CUmod_st*;
 using CUfunction = struct CUfunc_st*;
 using CUstream = struct CUstream_st*;
-using CUevent = struct CUevent_st*;
 
 inline constexpr CUresult CUDA_SUCCESS = 0;
 inline constexpr int CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 1;
@@ -30,8 +29,8 @@ inline constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75;
 inline constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;
 inline constexpr int CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97;
 inline constexpr CUresult CUDA_ERROR_NOT_READY = 600;
-inline constexpr unsigned CU_EVENT_DISABLE_TIMING = 2;
-inline constexpr int CU_STREAM_CAPTURE_STATUS_NONE = 0;
+inline constexpr unsigned CU_MEMHOSTALLOC_PORTABLE = 1;
+inline constexpr unsigned CU_MEMHOSTALLOC_DEVICEMAP = 2;
 inline constexpr int CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1;
 inline constexpr int CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES = 2;
 inline constexpr int CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES = 3;
@@ -73,14 +72,10 @@ struct driver_api
                                void**);
     CUresult (*cuStreamSynchronize)(CUstream);
     CUresult (*cuStreamQuery)(CUstream);
-    CUresult (*cuMemcpyDtoH)(void*, CUdeviceptr, std::size_t);
-    CUresult (*cuMemcpyDtoHAsync)(void*, CUdeviceptr, std::size_t, CUstream);
-    CUresult (*cuMemAllocHost)(void**, std::size_t);
+    CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void*, std::size_t);
+    CUresult (*cuMemHostAlloc)(void**, std::size_t, unsigned);
+    CUresult (*cuMemHostGetDevicePointer)(CUdeviceptr*, void*, unsigned);
     CUresult (*cuMemFreeHost)(void*);
-    CUresult (*cuEventCreate)(CUevent*, unsigned);
-    CUresult (*cuEventDestroy)(CUevent);
-    CUresult (*cuEventRecord)(CUevent, CUstream);
-    CUresult (*cuEventQuery)(CUevent);
     CUresult (*cuStreamIsCapturing)(CUstream, int*);
     CUresult (*cuMemsetD8)(CUdeviceptr, unsigned char, std::size_t);
     CUresult (*cuMemGetInfo)(std::size_t*, std::size_t*);
@@ -125,9 +120,6 @@ bool synchronize(int ordinal, std::int64_t stream, bool (*interrupted)());
 // The same wait on the current context's `stream`: its result (CUDA_SUCCESS,
 // or the fault), or CUDA_ERROR_NOT_READY when `interrupted` ended it.
 CUresult wait(CUstream stream, bool (*interrupted)());
-
-// The same wait for `event` to have happened.
-CUresult wait(CUevent event, bool (*interrupted)());
 
 // Makes device `ordinal`'s primary context (the one PyTorch uses) current
 // on this thread, retaining it on first use; returns it.

@@ -85,11 +85,15 @@ cuda_kernel::cuda_kernel(const jit::device_image& image, int ordinal)
                                  (errors[0] != '\0' ? "\n" + std::string(errors.data()) : std::string()));
     }
     CUresult found = api.cuModuleGetFunction(&m_function, m_module, m_name.c_str());
-    CUdeviceptr record = 0;
-    std::size_t record_bytes = 0;
+    CUdeviceptr record = 0, mirror = 0;
+    std::size_t record_bytes = 0, mirror_bytes = 0;
     if (found == CUDA_SUCCESS && !m_reports.empty())
     {
         found = api.cuModuleGetGlobal(&record, &record_bytes, m_module, codegen::report_global);
+    }
+    if (found == CUDA_SUCCESS && record != 0)
+    {
+        found = api.cuModuleGetGlobal(&mirror, &mirror_bytes, m_module, codegen::report_mirror_global);
     }
     if (found != CUDA_SUCCESS)
     {
@@ -98,14 +102,14 @@ cuda_kernel::cuda_kernel(const jit::device_image& image, int ordinal)
     }
     if (record != 0)
     {
-        if (record_bytes != sizeof(report_record))
+        if (record_bytes != sizeof(report_record) || mirror_bytes != sizeof(std::uint64_t))
         {
             api.cuModuleUnload(m_module);
             throw std::runtime_error("kernel " + m_name + ": its report record has an unexpected size");
         }
         try
         {
-            m_reported = report_channel::open(m_name, ordinal, record, m_reports);
+            m_reported = report_channel::open(m_name, ordinal, record, mirror, m_reports);
         }
         catch (...)
         {
@@ -138,7 +142,7 @@ cuda_kernel::~cuda_kernel()
     if (m_reported != nullptr)
     {
         m_reported->close();
-        m_reported.reset(); // its event and host record, in this context
+        m_reported.reset(); // its host record, in this context
     }
     api.cuModuleUnload(m_module);
     api.cuCtxSetCurrent(current);
@@ -243,7 +247,7 @@ std::int32_t cuda_kernel::launch(const std::uint64_t* slots, const geometry& g, 
             return status;
         }
     }
-    return m_reported != nullptr ? m_reported->sent(handle) : 0;
+    return 0;
 }
 
 } // namespace flyrt::launch::cuda

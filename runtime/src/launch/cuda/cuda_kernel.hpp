@@ -1,7 +1,7 @@
 // A kernel's PTX loaded on one NVIDIA GPU (in its primary context), and its
 // launch: cuLaunchKernel with the arguments straight from the launcher's
 // slots, on the stream the call names, asynchronously. A kernel that can
-// report errors (bounds checks) sends its report back without waiting
+// report errors (bounds checks) writes its report into host memory
 // (report_channel.hpp): it is read at its next launch or at synchronize.
 #pragma once
 

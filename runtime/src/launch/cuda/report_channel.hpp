@@ -1,11 +1,10 @@
 // A checked kernel's error report on its way back to the host, so that a
-// checked launch never waits for its kernel: after each launch, a copy of the
-// kernel's report record into pinned host memory and an event, both queued on
-// the launch's stream. The report is read once that event has happened: at
-// the kernel's next launch, if it has by then, and at flyrt.synchronize(),
-// which waits for it. A launch inside a CUDA graph capture queues nothing (a
-// copy there would belong to the graph); the device record its replays fill
-// is read at synchronize.
+// checked launch neither waits for its kernel nor queues anything beside it:
+// the kernel's reporting thread writes the report into pinned host memory
+// the GPU can write (its mirror, codegen/gpu/gpu_kernel.hpp), and the host
+// reads that memory: at the kernel's next launch (what an earlier launch
+// reported, if it has by then) and at flyrt.synchronize(), after the wait.
+// Launches in a CUDA graph capture and their replays report the same way.
 #pragma once
 
 #include <cstdint>
@@ -23,51 +22,50 @@ class report_channel
 {
 public:
     // The report record `record` of kernel `kernel` on device `device` (its
-    // context current), with the messages its reports name; synchronize
-    // finds it while it lives.
-    static std::shared_ptr<report_channel>
-    open(std::string kernel, int device, CUdeviceptr record, std::vector<std::string> messages);
-    report_channel(std::string kernel, int device, CUdeviceptr record, std::vector<std::string> messages);
+    // context current), with the messages its reports name; `mirror`, the
+    // module global the kernel reads its mirror's address from (set here).
+    // synchronize finds the channel while it lives.
+    static std::shared_ptr<report_channel> open(std::string kernel,
+                                                int device,
+                                                CUdeviceptr record,
+                                                CUdeviceptr mirror,
+                                                std::vector<std::string> messages);
+    report_channel(std::string kernel,
+                   int device,
+                   CUdeviceptr record,
+                   CUdeviceptr mirror,
+                   std::vector<std::string> messages);
     ~report_channel();
 
     report_channel(const report_channel&) = delete;
     report_channel& operator=(const report_channel&) = delete;
 
-    // Before a launch on `stream`: what an earlier launch reported, if it is
-    // back (take(false, true)); nothing while `stream` is being captured.
-    std::int32_t launching(CUstream stream);
-
-    // After that launch: queues the copy back, or notes a capture. 0, or a
-    // failure with last_error() set.
-    std::int32_t sent(CUstream stream);
-
     // The kernel's module is unloaded: its record is gone (a synchronize
     // holding this channel reads nothing more of it).
     void close();
 
-    // What has come back: 0, or status_reported with last_error() naming the
-    // kernel and the access (`earlier`: found at a later launch, which says
-    // so). `wait`: waits for the copy (`interrupted` may end the wait:
-    // status_interrupted) and reads what graph replays left.
-    std::int32_t take(bool wait, bool earlier, bool (*interrupted)() = nullptr);
+    // Before a launch on `stream`: what an earlier launch reported, if it has
+    // by now (status_reported, last_error() saying so); left for later while
+    // `stream` is being captured, where clearing the record would end the capture.
+    std::int32_t launching(CUstream stream);
 
-    // take(wait) of every channel on `device` (with the GIL: a wait releases
-    // it), up to the first that reports: its status.
-    static std::int32_t take_all(int device, bool (*interrupted)());
+    // What has come back: 0, or status_reported with last_error() naming the
+    // kernel and the access; the record then cleared for the next report.
+    std::int32_t take() { return read(false); }
+
+    // take() of every channel on `device`, up to the first that reports: its status.
+    static std::int32_t take_all(int device);
 
 private:
-    // Whether `stream` is being captured into a CUDA graph (-1: the driver's error, last_error() set).
-    int capturing(CUstream stream);
+    // Whether the kernel has written its mirror (no lock: every call but one finds nothing).
+    bool reported() const;
+    std::int32_t read(bool earlier);
 
     std::string m_kernel;
     int m_device;
     CUdeviceptr m_record;
     std::vector<std::string> m_messages;
-    void* m_host = nullptr; // pinned: where the copies land
-    CUevent m_arrived = nullptr;
-    bool m_pending = false;   // a copy queued and not read yet
-    bool m_captured = false;  // launched in a graph capture: replays report in the device record
-    bool m_capturing = false; // the launch between launching() and sent() is (the GIL keeps the two together)
+    void* m_mirror = nullptr; // pinned and mapped: the kernel writes its report here
     std::mutex m_mutex;       // launches on one thread, synchronize on another
 };
 
