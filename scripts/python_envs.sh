@@ -49,8 +49,8 @@ ensure_venv() {
 
 # What every version's venv holds besides the wheel and its dependencies: the
 # wheel's build requirements and the tools of the tests run there.
-VERSION_VENV_PACKAGES=(numpy pybind11 scikit-build-core pytest ipython PyYAML jupyter_client jupyter_kernel_test
-                       matplotlib ipywidgets)
+VERSION_VENV_PACKAGES=(numpy pybind11 scikit-build-core pytest pytest-xdist ipython PyYAML jupyter_client
+                       jupyter_kernel_test matplotlib ipywidgets)
 
 # The venv of CPython VERSION: the main one (scripts/setup.sh) for its
 # version, else .venv-pyVERSION, made and kept at the pins here. Status 1,

@@ -31,7 +31,11 @@ installing=$!
 trap 'kill $installing 2>/dev/null || true' EXIT
 step scripts/build_wheels.sh
 wait $installing || { cat build/test_pythons-install.log; exit 1; }
-step python -m pytest tests -rs "$@"
+# The runtime's tests (most of the suite's time: compiling) two at a time; the
+# kernel's, the browser's and the packaging's one at a time, since each drives
+# processes of its own whose timeouts a loaded machine upsets.
+step python -m pytest tests/runtime -n 2 -rs "$@"
+step python -m pytest tests --ignore=tests/runtime -rs "$@"
 # The regression notebooks as a team runs them: two workers, one shared cache.
 notebook_cache=$(mktemp -d)
 step python -m pytest -p xflydsl.pytest_plugin --xflydsl notebooks -n 2 -p no:cacheprovider \

@@ -55,7 +55,7 @@ for version in "${versions[@]}"; do
     ignored=()
     for name in "${GENERATED_CODE_TESTS[@]}"; do ignored+=(--ignore "tests/runtime/$name.py"); done
     echo "test_pythons: $(basename "$wheel") on $("$python" --version): tests/runtime but ${GENERATED_CODE_TESTS[*]}"
-    "$python" -m pytest tests/runtime "${ignored[@]}" --confcutdir=tests/runtime -p no:cacheprovider -q -rs || status=1
+    "$python" -m pytest tests/runtime "${ignored[@]}" --confcutdir=tests/runtime -n 2 -p no:cacheprovider -q -rs || status=1
     echo "test_pythons: tests/flydsl_adapter/test_adapter.py on $("$python" --version), $flydsl_pins"
     FLYDSL_RUNTIME_ENABLE_CACHE=0 "$python" -m pytest tests/flydsl_adapter/test_adapter.py \
         --confcutdir=tests/flydsl_adapter -p no:cacheprovider -q -rs || status=1
