@@ -70,13 +70,14 @@ def _mma_blocks_per_sm(fp8_format, stages, warps, prefetch=False, head_size=128,
     at 3), or 2 with a page in flight (in shared memory, 86 KB at head size 128, no more fit on an H200; in
     registers, as many as two stages'; ptxas on sm_90 with the prefetch: e4m3fn 164 registers at 1 warp, 199
     at 4, e4m3fnuz 238; no spills); half as many at head size 256 (its output fragments alone are 128
-    registers a lane), and on AMD half as many with bounds checks (`checked`: at 2 waves per SIMD the
-    checked kernel needed scratch, 24 bytes with e4m3fnuz and 160 with e4m3fn; at 1 none)."""
+    registers a lane), and half as many with bounds checks (`checked`: each check's report path holds values;
+    on AMD at 2 waves per SIMD the checked kernel needed scratch, 24 bytes with e4m3fnuz and 160 with e4m3fn,
+    at 1 none; on sm_90 e4m3fn's single warp spilled 448 bytes at 16 blocks, 356 with the prefetch at 12,
+    none at 8 and 6, and the big benchmark shape checked took 468 us on an H100 where it had taken 653)."""
     most = (2 if stages > 1 or prefetch else 3) if warps > 1 else None
     per_head = max(head_size, 128) // 128
     hints = MMA_BLOCKS_PER_SM[fp8_format, "prefetch" if prefetch else stages]
-    return {target: max(1, min(blocks // per_head // (2 if checked and target == "amdgpu" else 1) // warps,
-                                most or blocks))
+    return {target: max(1, min(blocks // per_head // warps, most or blocks) // (2 if checked else 1))
             for target, blocks in hints.items()}
 
 

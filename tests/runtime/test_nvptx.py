@@ -4,12 +4,14 @@ shuffles, wide loads), assemble with NVIDIA's ptxas, and what the target
 cannot do is a clear Python error, never a crashed process. (Every launcher
 the other runtime tests trace is assembled too: conftest.py.)"""
 
+import re
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+import flyrt
 import flyrt.compiler as flyc
 import flyrt.expr as fx
 import ptxas
@@ -64,6 +66,23 @@ def test_every_pa_decode_variant_the_tuner_tries_assembles(warps, stages, one_la
     assert f".reqntid {32 * warps}, 1, 1" in code["pa_decode_mma_kernel"]
     for kernel, ptx in code.items():
         ptxas.assemble(ptx, kernel)
+
+
+@pytest.mark.parametrize("fmt", ["e4m3fn", "e4m3fnuz"])
+@pytest.mark.parametrize("warps, stages, one_launch, prefetch", [v for v in pa.VARIANTS if v[0] == 1])
+def test_checked_single_warp_pa_decode_keeps_out_of_local_memory(fmt, warps, stages, one_launch, prefetch):
+    """With bounds checks (the default) each check's report path holds values: at the fast mode's occupancy
+    hint the single-warp kernel spilled 356-448 bytes on sm_90; the hint is halved when checked."""
+    case = make_case(num_seqs=2, num_q_heads=16, num_kv_heads=1, head_size=128, context_length=64, fmt=fmt)
+    flyrt.set_bounds_checks(True)
+    try:
+        step = pa._Step(pa_step(case).buffers, stages, one_launch, warps, prefetch)
+        ptx = step.launcher.lower(*step.args, target="cuda", arch="sm_90").device_code["pa_decode_mma_kernel"]
+    finally:
+        flyrt.set_bounds_checks(None)
+    assert "flyrt_report" in ptx  # the checks are there
+    report = ptxas.assemble(ptx, "pa_decode_mma_kernel")
+    assert re.search(r"\b0 bytes spill stores, 0 bytes spill loads", report), report
 
 
 def test_float64_math_without_libdevice_is_a_clear_error():
