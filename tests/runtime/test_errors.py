@@ -178,3 +178,48 @@ def test_the_same_kernel_text_in_two_files_reports_the_file_that_failed(tmp_path
         second.run(np.ones(4, np.float32))
     files = [entry.filename for entry in traceback.extract_tb(info.value.__traceback__)]
     assert str(tmp_path / "same_text_b.py") in files and str(tmp_path / "same_text_a.py") not in files
+
+
+@pytest.mark.parametrize("edit", ["lines added above", "lines removed above"])
+def test_a_file_edited_on_disk_since_its_import_is_not_traced_in_place_of_the_loaded_code(tmp_path, monkeypatch,
+                                                                                          edit):
+    """inspect reads a file as it is now: without the check, lines added or removed above a module's
+    functions after its import had the launcher trace whatever text sat at their old lines (the kernel's
+    body as the launcher's). The user is told to reload; after a reload the edited file runs."""
+    import importlib
+    import textwrap
+
+    monkeypatch.syspath_prepend(str(tmp_path))
+    source = textwrap.dedent("""
+        import flyrt.compiler as flyc
+        import flyrt.expr as fx
+
+
+        def twice(v):
+            return v * 2.0
+
+
+        @flyc.kernel
+        def _k(x: fx.Tensor, out: fx.Tensor):
+            out[fx.thread_idx.x] = twice(x[fx.thread_idx.x])
+
+
+        @flyc.jit
+        def run(x: fx.Tensor, out: fx.Tensor):
+            _k(x, out).launch(block=(4,))
+        """)
+    name = "lines_added" if edit == "lines added above" else "lines_removed"
+    path = tmp_path / f"{name}.py"
+    path.write_text(source)
+    importlib.invalidate_caches()
+    module = importlib.import_module(name)
+    x, out = np.arange(4, dtype=np.float32), np.zeros(4, np.float32)
+    edited = ('"""Two lines added above."""\n\n' + source if edit == "lines added above" else
+              source.replace("\n\n\ndef twice", "\ndef twice"))
+    path.write_text(edited)
+    with pytest.raises(OSError, match=rf"source of \w+ in .*{name}\.py changed on disk since it was "
+                                           r"loaded.*reload its module"):
+        module.run(x, out)
+    importlib.reload(module)
+    module.run(x, out)
+    np.testing.assert_array_equal(out, x * 2.0)

@@ -457,6 +457,11 @@ class _Rewriter(ast.NodeTransformer):
         return _read("call", [_texts(node, *texts), node.func] + args, node, node.keywords)
 
 
+class SourceChangedError(OSError):
+    """The source found for a function is not the code Python runs (its file edited since it was loaded). An
+    OSError, as no source at all is: a helper called while tracing then runs as loaded, not rewritten."""
+
+
 def _source_tree(fn):
     try:
         # The code object, not the function: inspect would follow __wrapped__
@@ -466,11 +471,39 @@ def _source_tree(fn):
         raise OSError(f"flyrt needs the source of {fn.__qualname__} ({fn.__code__.co_filename}) to trace it: "
                       "define kernels in a file or a notebook cell") from error
     source = textwrap.dedent("".join(lines))
-    node = ast.parse(source).body[0]
-    if not isinstance(node, ast.FunctionDef):
+    try:
+        node = ast.parse(source).body[0]
+    except SyntaxError:
+        node = None
+    if fn.__code__.co_name == "<lambda>" or isinstance(node, ast.AsyncFunctionDef):
         raise TypeError(f"{fn.__qualname__} is not a plain function definition")
+    if not _is_the_definition_of(node, fn.__code__, first_line, len(lines)):
+        raise SourceChangedError(
+            f"flyrt: the source of {fn.__qualname__} in {fn.__code__.co_filename} changed on disk since it was "
+            f"loaded (line {first_line} no longer holds the definition Python runs): reload its module "
+            "(importlib.reload, or re-run its cell) and call again")
     node.decorator_list = []
     return node, source, first_line
+
+
+def _is_the_definition_of(node, code, first_line, line_count):
+    """Whether the parsed definition is the one `code` was compiled from: its name, parameters and lines.
+    inspect reads the file as it is now: one edited since its module was imported would be traced in place
+    of the code Python runs (lines added or removed above shift the definition; the text found at its old
+    line may still parse). A body edited in place, its lines and parameters kept, is not seen here."""
+    if not isinstance(node, ast.FunctionDef) or code.co_name not in (node.name, _DEFINED):  # (rewritten already)
+        return False
+    if min([node.lineno] + [d.lineno for d in node.decorator_list]) != 1:  # (3.13's inspect skips blank lines)
+        return False
+    arguments = node.args
+    names = [a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)]
+    names += [a.arg for a in (arguments.vararg, arguments.kwarg) if a is not None]
+    if tuple(names) != code.co_varnames[:len(names)]:
+        return False
+    # (Not the names the code reads: import hooks such as pytest's assertion rewriting compile other text
+    # than the file's.)
+    lines = [line for *_, line in code.co_lines() if line is not None]
+    return not lines or first_line <= min(lines) <= max(lines) < first_line + line_count
 
 
 _DEFINED = "__fly_function"  # what the rewritten definition is called in its factory
