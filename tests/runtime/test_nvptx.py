@@ -57,32 +57,25 @@ def test_pa_decode_lowers_and_assembles(fmt, per_token):
         ptxas.assemble(ptx, kernel)
 
 
-@pytest.mark.parametrize("warps, stages, one_launch, prefetch", pa.VARIANTS)
-def test_every_pa_decode_variant_the_tuner_tries_assembles(warps, stages, one_launch, prefetch):
-    case = make_case(num_seqs=2, num_q_heads=16, num_kv_heads=1, head_size=128, context_length=64, fmt="e4m3fn")
-    step = pa._Step(pa_step(case).buffers, stages, one_launch, warps, prefetch)
-    code = step.launcher.lower(*step.args, target="cuda", arch="sm_90").device_code
-    assert sorted(code) == (["pa_decode_mma_kernel"] if one_launch else ["pa_combine_kernel", "pa_decode_mma_kernel"])
-    assert f".reqntid {32 * warps}, 1, 1" in code["pa_decode_mma_kernel"]
-    for kernel, ptx in code.items():
-        ptxas.assemble(ptx, kernel)
-
-
 @pytest.mark.parametrize("fmt", ["e4m3fn", "e4m3fnuz"])
-@pytest.mark.parametrize("warps, stages, one_launch, prefetch", [v for v in pa.VARIANTS if v[0] == 1])
-def test_checked_single_warp_pa_decode_keeps_out_of_local_memory(fmt, warps, stages, one_launch, prefetch):
-    """With bounds checks (the default) each check's report path holds values: at the fast mode's occupancy
-    hint the single-warp kernel spilled 356-448 bytes on sm_90; the hint is halved when checked."""
+@pytest.mark.parametrize("warps, stages, one_launch, prefetch", pa.VARIANTS)
+def test_every_pa_decode_variant_the_tuner_tries_assembles(warps, stages, one_launch, prefetch, fmt):
+    """With bounds checks (the default), whose report paths hold values: at the fast mode's occupancy hint
+    the single-warp kernel spilled 356-448 bytes on sm_90; the hint is halved when checked, and none spill."""
     case = make_case(num_seqs=2, num_q_heads=16, num_kv_heads=1, head_size=128, context_length=64, fmt=fmt)
     flyrt.set_bounds_checks(True)
     try:
         step = pa._Step(pa_step(case).buffers, stages, one_launch, warps, prefetch)
-        ptx = step.launcher.lower(*step.args, target="cuda", arch="sm_90").device_code["pa_decode_mma_kernel"]
+        code = step.launcher.lower(*step.args, target="cuda", arch="sm_90").device_code
     finally:
         flyrt.set_bounds_checks(None)
-    assert "flyrt_report" in ptx  # the checks are there
-    report = ptxas.assemble(ptx, "pa_decode_mma_kernel")
-    assert re.search(r"\b0 bytes spill stores, 0 bytes spill loads", report), report
+    assert sorted(code) == (["pa_decode_mma_kernel"] if one_launch else ["pa_combine_kernel", "pa_decode_mma_kernel"])
+    assert f".reqntid {32 * warps}, 1, 1" in code["pa_decode_mma_kernel"]
+    assert "flyrt_report" in code["pa_decode_mma_kernel"]  # the checks are there
+    for kernel, ptx in code.items():
+        report = ptxas.assemble(ptx, kernel)
+        if kernel == "pa_decode_mma_kernel" and warps == 1:  # (four warps still spill, 388-488 bytes at 1 block)
+            assert re.search(r"\b0 bytes spill stores, 0 bytes spill loads", report), report
 
 
 def test_float64_math_without_libdevice_is_a_clear_error():

@@ -491,7 +491,7 @@ def _is_the_definition_of(node, code, first_line, line_count):
     inspect reads the file as it is now: one edited since its module was imported would be traced in place
     of the code Python runs (lines added or removed above shift the definition; the text found at its old
     line may still parse). A body edited in place, its lines and parameters kept, is not seen here."""
-    if not isinstance(node, ast.FunctionDef) or code.co_name not in (node.name, _DEFINED):  # (rewritten already)
+    if not isinstance(node, ast.FunctionDef) or node.name != code.co_name:
         return False
     if min([node.lineno] + [d.lineno for d in node.decorator_list]) != 1:  # (3.13's inspect skips blank lines)
         return False
