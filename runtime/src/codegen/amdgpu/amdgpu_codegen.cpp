@@ -13,6 +13,7 @@
 #include "../gpu/device_launch.hpp"
 #include "../gpu/gpu_kernel.hpp"
 #include "../inline_math.hpp"
+#include "mfma_layout.hpp"
 
 namespace flyrt::codegen::amdgpu
 {
@@ -39,6 +40,34 @@ bool uses_dynamic_shared(const ir::region& r)
         }
     }
     return false;
+}
+
+// A lane-dependent i32 in IR, for mfma_layout's formulas.
+struct lane_int
+{
+    llvm::IRBuilder<>* b;
+    llvm::Value* v;
+};
+
+lane_int operator%(lane_int x, unsigned n)
+{
+    return {x.b, x.b->CreateURem(x.v, x.b->getInt32(n))};
+}
+lane_int operator/(lane_int x, unsigned n)
+{
+    return {x.b, x.b->CreateUDiv(x.v, x.b->getInt32(n))};
+}
+lane_int operator*(unsigned n, lane_int x)
+{
+    return {x.b, x.b->CreateMul(x.v, x.b->getInt32(n))};
+}
+lane_int operator+(lane_int x, lane_int y)
+{
+    return {x.b, x.b->CreateAdd(x.v, y.v)};
+}
+lane_int operator+(lane_int x, unsigned n)
+{
+    return {x.b, x.b->CreateAdd(x.v, x.b->getInt32(n))};
 }
 
 class amdgpu_kernel_lowering : public gpu_kernel_lowering
@@ -260,24 +289,22 @@ protected:
 
     // fx.mma: each half-wave h is a warp of the DSL with its own A (16xK),
     // B (Kx8) and C. The wave multiplies each half on MFMA's 16x16 blocks:
-    // A_h and B_h (B's columns 8-15 zero) are moved from the DSL's fragment
-    // layout into MFMA's, one 32-bit word of `per_word` elements at a time
-    // (lane l holds A[l % 16][k0 + e] and B[k0 + e][l % 16] for its words'
-    // k0), and the product, D[4 (l / 16) + e][l % 16] in lane l, back into
-    // the DSL's layout, where C is added.
-    // - f16 / bf16 (K 16): one v_mfma_f32_16x16x16 (k0 = 4 (l / 16) + 2d).
+    // A_h's and B_h's words are read across lanes into MFMA's layout, and the
+    // product back into the DSL's, where C is added (mfma_layout.hpp says
+    // which lane and register each comes from; B's columns 8-15 and D's are
+    // left over).
+    // - f16 / bf16 (K 16): one v_mfma_f32_16x16x16.
     // - e4m3fnuz on gfx94x (K 32): one v_mfma_f32_16x16x32_fp8_fp8, whose FP8
-    //   it is (k0 = 8 (l / 16) + 4d).
+    //   it is.
     // - e4m3fn (K 32): its values are all f16 values, so each word is decoded
-    //   exactly and two v_mfma_f32_16x16x16f16 cover k 0-15 and 16-31
-    //   (k0 = 16s + 4 (l / 16)): exact products, NaN and signed zeros kept.
+    //   exactly and two v_mfma_f32_16x16x16f16 take words 0 and 1 of each
+    //   lane: exact products, NaN and signed zeros kept.
     void mma(const ir::op& o) override
     {
         const auto format = static_cast<ir::fp8_format>(o.attr);
         const bool fp8 = format != ir::fp8_format::none;
         const bool native_fp8 = format == ir::fp8_format::e4m3fnuz && m_target.cpu.rfind("gfx94", 0) == 0;
         const bool bf16 = kind_of(o.operands[0]) == scalar::bf16;
-        const unsigned per_word = fp8 ? 4 : 2; // elements in a 32-bit word of a fragment
         const std::vector<llvm::Value*> a = words(value(o.operands[0]), 4);
         const std::vector<llvm::Value*> b = words(value(o.operands[1]), 2);
         llvm::Value* c = value(o.operands[2]);
@@ -286,53 +313,35 @@ protected:
         // (a dot product over K steps) moves only its last result back.
         const auto chained = m_mfma_results.find(o.operands[2]);
         const bool zero = llvm::isa<llvm::Constant>(c) && llvm::cast<llvm::Constant>(c)->isNullValue();
-        llvm::Value* lane = lane_id();
         auto u = [&](std::uint32_t v) { return m_b.getInt32(v); };
-        llvm::Value* l16 = m_b.CreateURem(lane, u(16));
-        llvm::Value* q = m_b.CreateUDiv(lane, u(16));
-        // this lane's place in the DSL's layout: g, t, and its half-wave
-        llvm::Value* own = m_b.CreateURem(lane, u(32));
-        llvm::Value* g = m_b.CreateUDiv(own, u(4));
-        llvm::Value* t = m_b.CreateURem(own, u(4));
-        llvm::Value* first_half = m_b.CreateICmpULT(lane, u(32));
+        const lane_int lane{&m_b, lane_id()};
+        const mfma_layout::source<lane_int> a_from = mfma_layout::a_word(lane);
+        const lane_int b_from = mfma_layout::b_word(lane);
+        const lane_int own = lane % 32u; // this lane in its half-wave
+        llvm::Value* first_half = m_b.CreateICmpULT(lane.v, u(32));
         llvm::Type* accumulator = llvm::FixedVectorType::get(m_b.getFloatTy(), 4);
-        // The DSL's A[i][k] and B[k][j] of half-wave `base`, in the word that starts at k (k % per_word ==
-        // 0): lane 4 (i % 8) + (k % 4w) / w, word (i / 8) + 2 (k / 4w); lane 4 j + (k % 4w) / w, word k / 4w.
-        auto a_word = [&](llvm::Value* base, llvm::Value* k)
-        {
-            llvm::Value* t_k = m_b.CreateUDiv(m_b.CreateURem(k, u(4 * per_word)), u(per_word));
-            llvm::Value* k_hi = m_b.CreateUDiv(k, u(4 * per_word));
-            llvm::Value* source =
-                m_b.CreateAdd(base, m_b.CreateAdd(m_b.CreateMul(m_b.CreateURem(l16, u(8)), u(4)), t_k));
-            return gather(a, source, m_b.CreateAdd(m_b.CreateUDiv(l16, u(8)), m_b.CreateMul(k_hi, u(2))));
-        };
-        auto b_word = [&](llvm::Value* base, llvm::Value* k)
-        {
-            llvm::Value* t_k = m_b.CreateUDiv(m_b.CreateURem(k, u(4 * per_word)), u(per_word));
-            llvm::Value* word = gather(b,
-                                       m_b.CreateAdd(base, m_b.CreateAdd(m_b.CreateMul(l16, u(4)), t_k)),
-                                       m_b.CreateUDiv(k, u(4 * per_word)));
-            return m_b.CreateSelect(m_b.CreateICmpULT(l16, u(8)), word, u(0));
-        };
-        // MFMA's operand of `type`: this lane's two words, from k0 = first (l / 16) + d step
-        auto pack =
-            [&](auto word_at, llvm::Value* base, std::uint32_t first, std::uint32_t step, llvm::Type* type)
+        // this lane's word d of MFMA's A and B, from half-wave `base`'s fragments
+        auto a_word = [&](llvm::Value* base, std::uint32_t d)
+        { return gather({a[2 * d], a[2 * d + 1]}, m_b.CreateAdd(base, a_from.lane.v), a_from.pick.v); };
+        auto b_word = [&](llvm::Value* base, std::uint32_t d)
+        { return pull(m_b.CreateAdd(base, b_from.v), b[d]); };
+        // MFMA's operand of `type`: this lane's two words
+        auto pack = [&](auto word_at, llvm::Value* base, llvm::Type* type)
         {
             llvm::Value* pair = llvm::PoisonValue::get(llvm::FixedVectorType::get(m_b.getInt32Ty(), 2));
             for (std::uint32_t d = 0; d < 2; ++d)
             {
-                pair = m_b.CreateInsertElement(
-                    pair, word_at(base, m_b.CreateAdd(m_b.CreateMul(q, u(first)), u(d * step))), d);
+                pair = m_b.CreateInsertElement(pair, word_at(base, d), d);
             }
             return m_b.CreateBitCast(pair, type);
         };
-        // f16 MFMA's operand for k from `offset` on: the FP8 word at k0 = offset + 4 (l / 16), decoded
-        auto halves = [&](auto word_at, llvm::Value* base, std::uint32_t offset)
+        // f16 MFMA's operand: this lane's FP8 word d, decoded
+        auto halves = [&](auto word_at, llvm::Value* base, std::uint32_t d)
         {
-            llvm::Value* word = word_at(base, m_b.CreateAdd(m_b.CreateMul(q, u(4)), u(offset)));
-            return decode_fp8(m_b.CreateBitCast(word, llvm::FixedVectorType::get(m_b.getInt8Ty(), 4)),
-                              format,
-                              llvm::FixedVectorType::get(m_b.getHalfTy(), 4));
+            return decode_fp8(
+                m_b.CreateBitCast(word_at(base, d), llvm::FixedVectorType::get(m_b.getInt8Ty(), 4)),
+                format,
+                llvm::FixedVectorType::get(m_b.getHalfTy(), 4));
         };
         auto mfma = [&](llvm::Intrinsic::ID id, llvm::Value* x, llvm::Value* y, llvm::Value* sum)
         { return m_b.CreateIntrinsic(id, {}, {x, y, sum, u(0), u(0), u(0)}); };
@@ -352,17 +361,17 @@ protected:
             if (native_fp8)
             {
                 product = mfma(llvm::Intrinsic::amdgcn_mfma_f32_16x16x32_fp8_fp8,
-                               pack(a_word, base, 8, 4, m_b.getInt64Ty()),
-                               pack(b_word, base, 8, 4, m_b.getInt64Ty()),
+                               pack(a_word, base, m_b.getInt64Ty()),
+                               pack(b_word, base, m_b.getInt64Ty()),
                                product);
             }
             else if (fp8)
             {
-                for (std::uint32_t s = 0; s < 2; ++s) // k 0-15, then 16-31
+                for (std::uint32_t d = 0; d < 2; ++d)
                 {
                     product = mfma(llvm::Intrinsic::amdgcn_mfma_f32_16x16x16f16,
-                                   halves(a_word, base, 16 * s),
-                                   halves(b_word, base, 16 * s),
+                                   halves(a_word, base, d),
+                                   halves(b_word, base, d),
                                    product);
                 }
             }
@@ -371,8 +380,8 @@ protected:
                 llvm::Type* type = llvm::FixedVectorType::get(bf16 ? m_b.getInt16Ty() : m_b.getHalfTy(), 4);
                 product = mfma(bf16 ? llvm::Intrinsic::amdgcn_mfma_f32_16x16x16bf16_1k
                                     : llvm::Intrinsic::amdgcn_mfma_f32_16x16x16f16,
-                               pack(a_word, base, 4, 2, type),
-                               pack(b_word, base, 4, 2, type),
+                               pack(a_word, base, type),
+                               pack(b_word, base, type),
                                product);
             }
             std::vector<llvm::Value*> items;
@@ -380,15 +389,11 @@ protected:
             {
                 items.push_back(m_b.CreateBitCast(m_b.CreateExtractElement(product, e), m_b.getInt32Ty()));
             }
-            // back: element x of this lane is D[r = g + 8 (x / 2)][col = 2t + x % 2],
-            // held by MFMA lane col + 16 (r / 4) as its item r % 4
             llvm::Value* mine = llvm::PoisonValue::get(accumulator);
             for (std::uint32_t x = 0; x < 4; ++x)
             {
-                llvm::Value* r = m_b.CreateAdd(g, u(8 * (x / 2)));
-                llvm::Value* col = m_b.CreateAdd(m_b.CreateMul(t, u(2)), u(x % 2));
-                llvm::Value* source = m_b.CreateAdd(col, m_b.CreateMul(m_b.CreateUDiv(r, u(4)), u(16)));
-                llvm::Value* item = gather(items, source, m_b.CreateURem(r, u(4)));
+                const mfma_layout::source<lane_int> from = mfma_layout::d_element(own, x);
+                llvm::Value* item = gather({items[x / 2], items[2 + x / 2]}, from.lane.v, from.pick.v);
                 mine = m_b.CreateInsertElement(mine, m_b.CreateBitCast(item, m_b.getFloatTy()), x);
             }
             result = h == 0 ? mine : m_b.CreateSelect(first_half, result, mine);
