@@ -2,9 +2,11 @@
 # The main venv's CPython's wheel (scripts/build_wheels.sh), proven the way a
 # user gets it: `pip install` into a fresh venv (.venv-wheel, made anew each
 # run) with only what the wheel's metadata asks for, then the test tools; the
-# kernel's tests (protocol, console, debugger, notebooks) and the FlyDSL
-# adapter's run from that venv, its kernelspec and its flyrt, with the
-# runtime's tests of what the wheel builds differently from the source tree:
+# kernel's tests of what a client drives (protocol, conformance, console,
+# notebooks) and the FlyDSL adapter's run from that venv, its kernelspec and
+# its flyrt (the kernel's other tests exercise the same Python code on the
+# source build), with the runtime's tests of what the wheel builds
+# differently from the source tree:
 # LLVM linked in statically (every example compiled for the CPU, sm_90 and
 # gfx942; the device libraries and the AMDGPU assembler under math and printf)
 # and a package in site-packages (warm start, the disk cache and its trust).
@@ -38,5 +40,7 @@ echo "test_wheel: $(basename "$wheel") in a fresh $("$venv/bin/python" --version
 
 export_main_venv_toolchain
 export PATH="$PWD/$venv/bin:$PATH" PYDEVD_DISABLE_FILE_VALIDATION=1
+kernel=(test_protocol.py test_conformance.py test_console.py test_notebooks.py)
 runtime=(test_examples.py test_math.py test_printf.py test_warm_start.py test_disk_cache.py test_cache_trust.py)
-python -m pytest tests/kernel tests/flydsl_adapter "${runtime[@]/#/tests/runtime/}" -p no:cacheprovider -q -rs "$@"
+python -m pytest "${kernel[@]/#/tests/kernel/}" tests/flydsl_adapter "${runtime[@]/#/tests/runtime/}" -p no:cacheprovider \
+    -q -rs "$@"
