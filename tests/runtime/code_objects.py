@@ -73,9 +73,6 @@ def check_code_object(code, kernel, parameters):
     return listed
 
 
-_checked = set()  # (kernel, code object) pairs checked in this process: many tests trace the same kernels
-
-
 def check_module(module):
     """Compiles a traced module for gfx942 and checks every kernel's code
     object; returns their names."""
@@ -83,7 +80,5 @@ def check_module(module):
     images = _core.device_images(payload)
     for kernel, code in images:
         assert isinstance(code, bytes) and code[:4] == b"\x7fELF", kernel
-        if (kernel, code) not in _checked:
-            check_code_object(code, kernel, 0)
-            _checked.add((kernel, code))
+        check_code_object(code, kernel, 0)
     return [kernel for kernel, _ in images]

@@ -9,6 +9,7 @@ with ``@pytest.mark.compiled_for("amdgpu")``. The other CPythons' runs
 (scripts/test_pythons.sh) leave these checks to the main suite
 (``--no-gpu-code-checks``): the code is the same whichever Python traced it."""
 
+import hashlib
 import os
 import signal
 import sys
@@ -44,6 +45,9 @@ def pytest_configure(config):
                                        "kernels are also compiled for (default: both)")
 
 
+_CHECKED = set()  # (target, digest of a module's text) compiled and checked in this process
+
+
 @pytest.fixture(autouse=True)
 def every_trace_compiles_for_sm90_and_gfx942(monkeypatch, request):
     if request.config.getoption("--no-gpu-code-checks"):
@@ -66,7 +70,10 @@ def every_trace_compiles_for_sm90_and_gfx942(monkeypatch, request):
     marker = request.node.get_closest_marker("compiled_for")
     targets = marker.args if marker is not None else ("nvptx", "amdgpu")
     for module in traced:
-        if "nvptx" in targets:
-            ptxas.check_module(module)
-        if "amdgpu" in targets:
-            code_objects.check_module(module)
+        # a module's text is what its compile depends on (the disk cache keys compiles by it): many tests
+        # trace the same kernels, which are compiled and checked once a process
+        text = hashlib.sha256(str(module).encode()).digest()
+        for target, check in (("nvptx", ptxas.check_module), ("amdgpu", code_objects.check_module)):
+            if target in targets and (target, text) not in _CHECKED:
+                check(module)
+                _CHECKED.add((target, text))

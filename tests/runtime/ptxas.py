@@ -39,9 +39,6 @@ def assemble(ptx, name="kernel", extra=()):
     return done.stderr
 
 
-_assembled = set()  # PTX that ptxas took in this process: many tests trace the same kernels
-
-
 def check_module(module):
     """Compiles a traced module for sm_90 and assembles every kernel; returns their names."""
     target = cuda.arch_target(ARCH)  # the drivers' target: it hands the compiler libdevice
@@ -50,7 +47,5 @@ def check_module(module):
     for kernel, ptx in images:
         externs = re.findall(r"\.extern \.func .*?(\w+)$", ptx, re.M)
         assert externs in ([], ["vprintf"]), f"{kernel}: PTX calls {externs}: the driver resolves vprintf alone"
-        if ptx not in _assembled:
-            assemble(ptx, kernel)
-            _assembled.add(ptx)
+        assemble(ptx, kernel)
     return [kernel for kernel, _ in images]
