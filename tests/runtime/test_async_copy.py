@@ -22,11 +22,9 @@ RNG = np.random.default_rng(11)
 
 @pytest.fixture
 def bounds_checks():
-    flyrt.set_bounds_checks(True)
+    before = flyrt.set_bounds_checks(True)
     yield
-    # back to following FLYDSL_DEBUG_BOUNDS: restoring the value it gave would pin it, and a later test of
-    # the same process that sets the variable would not be heard (test_vectors' broken align promise)
-    flyrt.set_bounds_checks(None)
+    flyrt.set_bounds_checks(before)
 
 
 @pytest.fixture(params=[False, True], ids=["compiled", "interpreted"])

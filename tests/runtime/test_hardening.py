@@ -110,6 +110,23 @@ def test_the_switch_flipped_through_os_environ_is_seen_by_the_next_call():
     assert said["compiles"] == "2"
 
 
+def test_setting_back_what_set_bounds_checks_returned_follows_the_variable_again():
+    """Restoring the switch the usual way must not pin it: bounds_checks() gives the mode, not the setting,
+    and set back it would outvote the variable for the rest of the process."""
+    said = lines(script("""
+        import os
+        before = flyrt.set_bounds_checks(False)
+        print("before", before, flyrt.set_bounds_checks(True))
+        os.environ["FLYDSL_DEBUG_BOUNDS"] = "0"
+        print("set", flyrt.bounds_checks())
+        flyrt.set_bounds_checks(before)
+        print("restored", flyrt.bounds_checks())
+        os.environ["FLYDSL_DEBUG_BOUNDS"] = "on"
+        print("flipped", flyrt.bounds_checks())
+        """, FLYDSL_DEBUG_BOUNDS="1"))
+    assert said == {"before": "None False", "set": "True", "restored": "False", "flipped": "True"}
+
+
 def test_sizes_a_launch_cannot_take_are_errors_naming_them():
     said = lines(script("""
         @flyc.kernel

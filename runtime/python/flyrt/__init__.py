@@ -21,8 +21,11 @@ def set_bounds_checks(on):
     """Check every tensor access of kernels compiled from now on (True, the
     default), or not (False: fast mode), over FLYDSL_DEBUG_BOUNDS (unset: on;
     0, off, false, no: off), which programs this one starts keep reading as
-    they were given it; None: as it says again."""
-    _core.set_bounds_checks(-1 if on is None else int(bool(on)))
+    they were given it; None: as it says again. Returns the setting before
+    (True, False or None), which set back restores it: ``bounds_checks()``'s
+    value would pin the variable's say."""
+    before = _core.set_bounds_checks(-1 if on is None else int(bool(on)))
+    return None if before < 0 else bool(before)
 
 
 def disk_cache_info():

@@ -48,9 +48,11 @@ inline target_choice default_target()
 // 0 off), or with -1 (the start) what FLYDSL_DEBUG_BOUNDS says (on when it
 // is unset), read again whenever os.environ changed, since the user may flip
 // it between calls. Part of the key.
-inline void set_bounds_checks(int choice)
+// Returns the choice before, so that setting it back restores the variable's
+// say too (its value, bounds_checks(), would pin it).
+inline int set_bounds_checks(int choice)
 {
-    settings_detail::g_bounds_choice = choice;
+    return settings_detail::g_bounds_choice.exchange(choice);
 }
 
 // On unless the variable says off ("0", "off", "false", "no"): an index out

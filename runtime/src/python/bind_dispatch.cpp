@@ -188,7 +188,7 @@ void bind_dispatch(py::module_& m)
     m.def("set_bounds_checks",
           &dispatch::set_bounds_checks,
           "This process's choice of bounds checks: 1 on, 0 off, -1 as FLYDSL_DEBUG_BOUNDS says (on when "
-          "unset).");
+          "unset); returns the choice before.");
     m.def("bounds_checks", &dispatch::bounds_checks, "Whether kernels compiled now check bounds.");
     dispatch::watch_environment(); // FLYDSL_DEBUG_BOUNDS is read again only when os.environ changes
     m.def(
