@@ -26,15 +26,27 @@ namespace
 const ir::type i32{scalar::i32};
 const ir::type ptr_f32{scalar::ptr, scalar::f32};
 
+// How the test kernel's guard reads and what its else side does.
+struct guard_shape
+{
+    ir::predicate predicate = ir::predicate::lt; // i < n; gt reads n > i, ge n >= i, le i <= n
+    bool else_stores = false;                    // the else side writes x[0] (an effect)
+    bool bound_varies = false;                   // the bound is n + thread_idx.y (not the same for all)
+};
+
 // kernel copy(x, n, size): i = block * block_dim + thread; if i < n: x[i] = 0, the
 // store bounds-checked against size (0 <= i < size, else a report), as the frontend checks it.
-void build_guarded_store(ir::module& m)
+void build_guarded_store(ir::module& m, const guard_shape& shape)
 {
     ir::function_builder k(
         m, "copy", ir::function_kind::kernel, {ptr_f32, i32, i32}, {"x", "n", "size"}, {"copy.py", 1});
     const auto& p = k.parameters();
     auto i = test::global_index(k, 2);
-    auto guard = k.begin_if(k.compare(ir::predicate::lt, i, p[1], 3), 3);
+    auto bound = shape.bound_varies
+                     ? k.binary(ir::arith::add, p[1], k.special(ir::special_register::thread_idx, 1, 3), 3)
+                     : p[1];
+    const bool swapped = shape.predicate == ir::predicate::gt || shape.predicate == ir::predicate::ge;
+    auto guard = k.begin_if(k.compare(shape.predicate, swapped ? bound : i, swapped ? i : bound, 3), 3);
     k.enter(guard, 0);
     auto inside = k.binary(ir::arith::bit_and,
                            k.compare(ir::predicate::ge, i, k.constant_int(i32, 0, 4), 4),
@@ -53,25 +65,38 @@ void build_guarded_store(ir::module& m)
     k.yield({}, 3);
     k.leave();
     k.enter(guard, 1);
+    if (shape.else_stores)
+    {
+        k.store(p[0], k.constant_int(i32, 0, 5), k.constant_int(ir::type{scalar::f32}, 1, 5), 5);
+    }
     k.yield({}, 3);
     k.leave();
     k.finish(guard);
 }
 
-using verdict_function = std::int32_t (*)(std::int32_t n,
-                                          std::int32_t size,
-                                          std::int32_t block,
-                                          std::int32_t dim);
+using block_function = std::int32_t (*)(std::int32_t n,
+                                        std::int32_t size,
+                                        std::int32_t block,
+                                        std::int32_t dim);
 
-// The inference's verdict for one block of `copy`, as a function of n, size, the block and its size.
-class guarded_store_verdict
+// What the inference emits at block level for one block of `copy` (its
+// verdict, or the end of its active x threads), JIT-compiled as a function
+// of n, size, the block and its size, as a launch computes it before the
+// block's threads run.
+class block_level
 {
 public:
-    guarded_store_verdict()
+    enum class what
+    {
+        verdict,
+        active_x
+    };
+
+    explicit block_level(what emitted, const guard_shape& shape = {})
     {
         llvm::InitializeNativeTarget();
         llvm::InitializeNativeTargetAsmPrinter();
-        build_guarded_store(m_module);
+        build_guarded_store(m_module, shape);
         const ir::function& f = *m_module.functions.front();
         codegen::cpu::bounds_inference inference(f);
         std::vector<const ir::op*> ops;
@@ -82,10 +107,10 @@ public:
         decides = inference.decides(ops);
 
         auto context = std::make_unique<llvm::LLVMContext>();
-        auto module = std::make_unique<llvm::Module>("verdict", *context);
+        auto module = std::make_unique<llvm::Module>("block_level", *context);
         llvm::Type* i32_type = llvm::Type::getInt32Ty(*context);
         auto* type = llvm::FunctionType::get(i32_type, {i32_type, i32_type, i32_type, i32_type}, false);
-        auto* fn = llvm::Function::Create(type, llvm::Function::ExternalLinkage, "verdict", module.get());
+        auto* fn = llvm::Function::Create(type, llvm::Function::ExternalLinkage, "block_level", module.get());
         llvm::IRBuilder<> b(llvm::BasicBlock::Create(*context, "entry", fn));
         llvm::Value* n = fn->getArg(0);
         llvm::Value* size = fn->getArg(1);
@@ -93,19 +118,21 @@ public:
         frame.parameter = [&](ir::value_id id) { return id == f.parameters[1] ? n : size; };
         frame.block_idx = {fn->getArg(2), b.getInt32(0), b.getInt32(0)};
         frame.block_idx_last = frame.block_idx;
-        frame.block_dim = {fn->getArg(3), b.getInt32(1), b.getInt32(1)};
-        frame.grid_dim = {b.getInt32(1024), b.getInt32(1), b.getInt32(1)};
-        b.CreateRet(b.CreateZExt(inference.emit_verdict(b, ops, frame), i32_type));
+        frame.block_dim = {fn->getArg(3), b.getInt32(4), b.getInt32(1)};
+        frame.grid_dim = {b.getInt32(1 << 24), b.getInt32(1), b.getInt32(1)};
+        llvm::Value* result = emitted == what::verdict ? inference.emit_verdict(b, ops, frame)
+                                                       : inference.emit_active_x(b, ops, frame);
+        b.CreateRet(b.CreateZExt(result, i32_type));
 
         m_jit = llvm::cantFail(llvm::orc::LLJITBuilder().create());
         llvm::cantFail(
             m_jit->addIRModule(llvm::orc::ThreadSafeModule(std::move(module), std::move(context))));
-        m_verdict = llvm::cantFail(m_jit->lookup("verdict")).toPtr<verdict_function>();
+        m_function = llvm::cantFail(m_jit->lookup("block_level")).toPtr<block_function>();
     }
 
-    bool holds(std::int32_t n, std::int32_t size, std::int32_t block, std::int32_t dim) const
+    std::int32_t operator()(std::int32_t n, std::int32_t size, std::int32_t block, std::int32_t dim) const
     {
-        return m_verdict(n, size, block, dim) != 0;
+        return m_function(n, size, block, dim);
     }
 
     bool decides = false;
@@ -113,8 +140,25 @@ public:
 private:
     ir::module m_module;
     std::unique_ptr<llvm::orc::LLJIT> m_jit;
-    verdict_function m_verdict = nullptr;
+    block_function m_function = nullptr;
 };
+
+// The verdict for one block of `copy`: whether every check holds.
+struct guarded_store_verdict : block_level
+{
+    guarded_store_verdict() : block_level(what::verdict) {}
+
+    bool holds(std::int32_t n, std::int32_t size, std::int32_t block, std::int32_t dim) const
+    {
+        return (*this)(n, size, block, dim) != 0;
+    }
+};
+
+// The end of one block's x threads that can reach the guarded store.
+std::int32_t active_x(const guard_shape& shape, std::int32_t n, std::int32_t block, std::int32_t dim)
+{
+    return block_level(block_level::what::active_x, shape)(n, n, block, dim);
+}
 
 } // namespace
 
@@ -137,4 +181,31 @@ TEST(BoundsInference, AGuardThatLetsAnIndexPastTheTensorKeepsTheChecks)
     EXPECT_TRUE(verdict.holds(300, 299, 0, 256));  // the block before it stays inside
     // A block no thread of which passes the guard has nothing to check.
     EXPECT_TRUE(verdict.holds(16, 8, 3, 256));
+}
+
+TEST(BoundsInference, ThreadsPastTheGuardOfAnIndexDoNotRun)
+{
+    const guard_shape less{};
+    EXPECT_EQ(active_x(less, 16, 0, 256), 16);   // 16 elements in a block of 256
+    EXPECT_EQ(active_x(less, 300, 1, 256), 44);  // a grid's edge block
+    EXPECT_EQ(active_x(less, 300, 0, 256), 256); // a full block
+    EXPECT_EQ(active_x(less, 16, 3, 256), 0);    // a block past the end
+    EXPECT_EQ(active_x(less, -5, 0, 256), 0);    // a negative count
+    EXPECT_EQ(active_x(less, 0, 0, 1), 0);
+    // Every way the same guard can be written.
+    EXPECT_EQ(active_x({ir::predicate::gt}, 300, 1, 256), 44); // n > i
+    EXPECT_EQ(active_x({ir::predicate::le}, 300, 1, 256), 45); // i <= n
+    EXPECT_EQ(active_x({ir::predicate::ge}, 300, 1, 256), 45); // n >= i
+}
+
+TEST(BoundsInference, EveryThreadRunsWhereSkippingOneCouldChangeWhatHappens)
+{
+    // The else side has an effect: the threads that fail the guard have work too.
+    EXPECT_EQ(active_x({ir::predicate::lt, true}, 16, 0, 256), 256);
+    // A bound that differs between threads (it holds thread_idx.y).
+    EXPECT_EQ(active_x({ir::predicate::lt, false, true}, 16, 0, 256), 256);
+    // The index wraps past 2**31 in this block: intervals cannot follow it, so no thread is skipped.
+    const std::int32_t last_block = (std::int32_t{1} << 23) - 1; // its index ends at 2**31 - 1
+    EXPECT_EQ(active_x({}, INT32_MAX, last_block, 256), 255);
+    EXPECT_EQ(active_x({}, INT32_MAX, last_block + 1, 256), 256);
 }

@@ -277,3 +277,44 @@ def test_python_helpers_and_jit_helpers_are_traced_through():
     out = np.zeros(3, np.float32)
     helpers(x, out)
     np.testing.assert_allclose(out, [0.0, 2.5, 10.0])
+
+
+@flyc.kernel
+def _guarded_rows(out: fx.Tensor, n: fx.Int32, form: fx.Constexpr[int]):
+    i = fx.block_idx.x * fx.block_dim.x + fx.thread_idx.x
+    row = fx.thread_idx.y
+    value = i * 10 + row
+    if fx.const_expr(form == 0):
+        if i < n:
+            out[row, i] = value
+    elif fx.const_expr(form == 1):
+        if n > i:
+            out[row, i] = value
+    elif fx.const_expr(form == 2):
+        if i <= n - 1:
+            out[row, i] = value
+    else:
+        if i < n:
+            out[row, i] = value
+        else:
+            out[row, n] = -1  # the threads past the guard write too
+
+
+@flyc.jit
+def guarded_rows(out: fx.Tensor, n: fx.Int32, form: fx.Constexpr[int]):
+    _guarded_rows(out, n, form).launch(grid=((n + 15) // 16,), block=(16, out.shape[0]))
+
+
+@pytest.mark.parametrize("form", [0, 1, 2, 3])
+@pytest.mark.parametrize("n", [1, 5, 16, 37])
+def test_a_guard_on_the_grid_index_covers_every_row_of_a_2d_block(form, n):
+    """On the CPU the threads past such a guard are not run at all (a block's x
+    loop ends where the guard stops passing); the rows of a 2D block and the
+    threads with work on the guard's other side still run."""
+    rows = 3
+    out = np.full((rows, n + 1), -7, np.int32)
+    guarded_rows(out, n, form)
+    expected = np.arange(n)[None, :] * 10 + np.arange(rows)[:, None]
+    np.testing.assert_array_equal(out[:, :n], expected)
+    edge = -1 if form == 3 and n % 16 else -7
+    np.testing.assert_array_equal(out[:, n], edge)

@@ -117,6 +117,10 @@ enum class opcode : std::uint8_t
     ret,
 };
 
+// Whether `code` computes its results from its operands and registers alone:
+// no memory, no effect, nothing another thread sees.
+bool is_arithmetic(opcode code);
+
 enum class arith : std::uint8_t
 {
     // binary

@@ -13,6 +13,25 @@ bool is_integer(scalar kind)
     return kind <= scalar::u64;
 }
 
+bool is_arithmetic(opcode code)
+{
+    switch (code)
+    {
+    case opcode::constant:
+    case opcode::special:
+    case opcode::unary:
+    case opcode::binary:
+    case opcode::compare:
+    case opcode::select:
+    case opcode::fma:
+    case opcode::cast:
+    case opcode::bitcast:
+        return true;
+    default:
+        return false;
+    }
+}
+
 bool is_unsigned(scalar kind)
 {
     return kind == scalar::u8 || kind == scalar::u16 || kind == scalar::u32 || kind == scalar::u64 ||

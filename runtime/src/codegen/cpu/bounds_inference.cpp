@@ -1,5 +1,6 @@
 #include "bounds_inference.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <numeric>
 
@@ -243,6 +244,136 @@ llvm::Value* bounds_inference::emit_verdict(llvm::IRBuilder<>& b,
     m_b = nullptr;
     m_frame = nullptr;
     return all;
+}
+
+// Whether `id` is the same for every thread of a block: made of parameters,
+// constants and block-level registers alone.
+bool bounds_inference::thread_invariant(ir::value_id id) const
+{
+    const definition def = m_defs.at(static_cast<std::size_t>(id));
+    if (def.op == nullptr)
+    {
+        return std::find(m_fn.parameters.begin(), m_fn.parameters.end(), id) != m_fn.parameters.end();
+    }
+    switch (def.op->code)
+    {
+    case opcode::constant:
+        return true;
+    case opcode::special:
+        return static_cast<ir::special_register>(def.op->attr) != ir::special_register::thread_idx;
+    case opcode::unary:
+    case opcode::binary:
+    case opcode::compare:
+    case opcode::select:
+    case opcode::cast:
+        return def.result == 0 && std::all_of(def.op->operands.begin(),
+                                              def.op->operands.end(),
+                                              [this](ir::value_id v) { return thread_invariant(v); });
+    default:
+        return false;
+    }
+}
+
+// Whether `id` is thread_idx.x, or thread_idx.x plus a thread-invariant value.
+bool bounds_inference::is_thread_x_plus_invariant(ir::value_id id) const
+{
+    const definition def = m_defs.at(static_cast<std::size_t>(id));
+    if (def.op == nullptr || def.result != 0)
+    {
+        return false;
+    }
+    const ir::op& o = *def.op;
+    if (o.code == opcode::special)
+    {
+        return static_cast<ir::special_register>(o.attr) == ir::special_register::thread_idx &&
+               o.int_value == 0;
+    }
+    if (o.code != opcode::binary || static_cast<arith>(o.attr) != arith::add)
+    {
+        return false;
+    }
+    return (is_thread_x_plus_invariant(o.operands[0]) && thread_invariant(o.operands[1])) ||
+           (thread_invariant(o.operands[0]) && is_thread_x_plus_invariant(o.operands[1]));
+}
+
+// The one `if` of `ops` when every other op is arithmetic (no effect a
+// thread that skips it could miss) and so is its else side; else null.
+const ir::op* bounds_inference::guard_of(const std::vector<const ir::op*>& ops) const
+{
+    const ir::op* guard = nullptr;
+    for (const ir::op* o : ops)
+    {
+        if (ir::is_arithmetic(o->code))
+        {
+            continue;
+        }
+        if (o->code != opcode::if_ || guard != nullptr ||
+            !std::all_of(o->regions[1]->ops.begin(),
+                         o->regions[1]->ops.end(),
+                         [](const auto& inner)
+                         { return ir::is_arithmetic(inner->code) || inner->code == opcode::yield; }))
+        {
+            return nullptr;
+        }
+        guard = o;
+    }
+    return guard;
+}
+
+// x(t) = U + t for thread t, U the same for all: x's interval over the block
+// starts at or below U, so a thread t past y.hi - x.lo (the gap: one more
+// for <=) fails x < y. Either interval unknown (a possible wrap): every
+// thread runs.
+llvm::Value* bounds_inference::emit_active_x(llvm::IRBuilder<>& b,
+                                             const std::vector<const ir::op*>& ops,
+                                             const block_frame& frame)
+{
+    llvm::Value* all = frame.block_dim[0];
+    const ir::op* guard = guard_of(ops);
+    if (guard == nullptr)
+    {
+        return all;
+    }
+    const definition def = m_defs.at(static_cast<std::size_t>(guard->operands[0]));
+    if (def.op == nullptr || def.op->code != opcode::compare)
+    {
+        return all;
+    }
+    const auto p = static_cast<ir::predicate>(def.op->attr);
+    if (p == ir::predicate::eq || p == ir::predicate::ne)
+    {
+        return all;
+    }
+    const bool swap = p == ir::predicate::gt || p == ir::predicate::ge;
+    const ir::value_id lesser_id = def.op->operands[swap ? 1 : 0];
+    const ir::value_id greater_id = def.op->operands[swap ? 0 : 1];
+    if (!follows(lesser_id) || !follows(greater_id) || !is_thread_x_plus_invariant(lesser_id) ||
+        !thread_invariant(greater_id))
+    {
+        return all;
+    }
+    m_b = &b;
+    m_frame = &frame;
+    m_memo.clear();
+    const interval x = of(lesser_id);
+    const interval y = of(greater_id);
+    m_b = nullptr;
+    m_frame = nullptr;
+    const bool strict = p == ir::predicate::lt || p == ir::predicate::gt;
+    llvm::Value* wide_all = b.CreateZExt(all, b.getInt64Ty());
+    llvm::Value* difference = b.CreateBinaryIntrinsic(llvm::Intrinsic::ssub_with_overflow, y.hi, x.lo);
+    llvm::Value* known =
+        b.CreateAnd(b.CreateAnd(x.known, y.known), b.CreateNot(b.CreateExtractValue(difference, 1)));
+    llvm::Value* end = b.CreateExtractValue(difference, 0);
+    if (!strict) // past the gap's end, an i64 at its limit: every thread
+    {
+        known = b.CreateAnd(known, b.CreateICmpSLT(end, b.getInt64(INT64_MAX)));
+        end = b.CreateAdd(end, b.getInt64(1));
+    }
+    end = b.CreateBinaryIntrinsic(llvm::Intrinsic::smax, end, b.getInt64(0));
+    end = b.CreateBinaryIntrinsic(llvm::Intrinsic::smin, end, wide_all);
+    end = b.CreateSelect(known, end, wide_all);
+    return b.CreateTrunc(end, all->getType());
 }
 
 bounds_inference::interval bounds_inference::of(ir::value_id id)

@@ -53,6 +53,14 @@ public:
     // thread of every block of `frame`.
     llvm::Value*
     emit_verdict(llvm::IRBuilder<>& b, const std::vector<const ir::op*>& ops, const block_frame& frame);
+    // An i32 at the builder's point: the x threads [0, end) of the one block
+    // of `frame` are all that can have an effect in `ops`. Below block_dim.x
+    // when `ops` are arithmetic around one guard `if x < y:` with nothing on
+    // its else side, x = thread_idx.x + a value the same for every thread: the
+    // threads past y's bound skip it (a grid's tail block, a launch of 16
+    // elements on a block of 256).
+    llvm::Value*
+    emit_active_x(llvm::IRBuilder<>& b, const std::vector<const ir::op*>& ops, const block_frame& frame);
 
 private:
     struct interval
@@ -81,6 +89,9 @@ private:
 
     void index(const ir::region& r);
     bool follows(ir::value_id id) const;
+    bool thread_invariant(ir::value_id id) const;
+    const ir::op* guard_of(const std::vector<const ir::op*>& ops) const;
+    bool is_thread_x_plus_invariant(ir::value_id id) const;
     bool any_check(const ir::op& o, bool& all_followed) const;
     void collect_checks(const ir::op& o, std::vector<guard>& guards, std::vector<check_site>& out) const;
     std::vector<check_site> checks_in(const std::vector<const ir::op*>& ops) const;

@@ -116,7 +116,11 @@ public:
             either_copy(
                 m_b.CreateAnd(m_b.CreateICmpULT(first, last), inside),
                 "blocks",
-                [&] { blocks([&] { thread_loops([&] { emit_region(m_fn.body); }); }); },
+                [&]
+                {
+                    blocks([&]
+                           { thread_loops([&] { emit_region(m_fn.body); }, active_x(ops_of(m_fn.body))); });
+                },
                 [&] { blocks([&] { run_threads(ops_of(m_fn.body)); }); });
         }
         m_b.CreateRetVoid();
@@ -221,8 +225,9 @@ private:
         return m_b.CreateLoad(m_b.getInt32Ty(), address);
     }
 
-    // Runs `body` once per thread of the block (z, y, x loops).
-    template <class Body> void thread_loops(Body&& body)
+    // Runs `body` once per thread of the block (z, y, x loops), x below
+    // `x_end` (null: the block's size).
+    template <class Body> void thread_loops(Body&& body, llvm::Value* x_end = nullptr)
     {
         llvm::Value* zero = m_b.getInt32(0);
         counted_loop(zero,
@@ -238,7 +243,7 @@ private:
                                       {
                                           m_thread_idx[1] = ty;
                                           counted_loop(zero,
-                                                       m_block[0],
+                                                       x_end != nullptr ? x_end : m_block[0],
                                                        "tx",
                                                        [&](llvm::Value* tx)
                                                        {
@@ -247,6 +252,12 @@ private:
                                                        });
                                       });
                      });
+    }
+
+    // The end of this block's x threads that can have an effect in `ops`.
+    llvm::Value* active_x(const std::vector<const ir::op*>& ops)
+    {
+        return m_bounds->emit_active_x(m_b, ops, frame());
     }
 
     // The grid position (x, y, z; i32) of linear block `linear` (i64).
@@ -288,7 +299,7 @@ private:
             }
             else
             {
-                thread_loops(body);
+                thread_loops(body, active_x(ops));
             }
         };
         const auto all = [&]
@@ -407,20 +418,8 @@ private:
 
     bool hoistable(const ir::op& o) const
     {
-        switch (o.code)
+        if (!ir::is_arithmetic(o.code) && o.code != opcode::shared)
         {
-        case opcode::constant:
-        case opcode::unary:
-        case opcode::binary:
-        case opcode::compare:
-        case opcode::select:
-        case opcode::fma:
-        case opcode::cast:
-        case opcode::bitcast:
-        case opcode::special:
-        case opcode::shared:
-            break;
-        default:
             return false;
         }
         for (ir::value_id r : o.results)
