@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numba
 import numpy as np
+import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "notebooks"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -52,8 +53,8 @@ def both_modes(measure):
 
 def launch_overhead():
     rows = []
-    # 16 elements: with bounds checks the block's 240 idle threads run the
-    # checked path one by one; 256 fill the block, whose checks are proven.
+    # 16 elements: the block's 240 threads past `if i < n` are not run; 256
+    # fill the block, whose checks are proven.
     for n in (16, 256):
         a, b, c = (np.ones(n, np.float32) for _ in range(3))
         best = per_call_interleaved({"checked": vector_add, "fast": vector_add, "numba": numba_vector_add},
@@ -62,6 +63,15 @@ def launch_overhead():
         flyrt.set_bounds_checks(None)
         rows.append((f"launch overhead, {n} elements (us)", best["checked"] * 1e6, best["fast"] * 1e6,
                      best["numba"] * 1e6, "numba njit"))
+    # torch CPU tensors: the dispatcher reads each through torch's attributes, as it does CUDA ones
+    a, b, c = (torch.ones(16) for _ in range(3))
+    best = per_call_interleaved({"checked": vector_add, "fast": vector_add,
+                                 "torch.add": lambda a, b, c, n: torch.add(a, b, out=c)},
+                                a, b, c, 16, before={"checked": lambda: flyrt.set_bounds_checks(True),
+                                                     "fast": lambda: flyrt.set_bounds_checks(False)})
+    flyrt.set_bounds_checks(None)
+    rows.append(("launch overhead, 16 elements, torch CPU tensors (us)", best["checked"] * 1e6,
+                 best["fast"] * 1e6, best["torch.add"] * 1e6, "torch.add(out=)"))
     a, b, c = (np.ones(16, np.float32) for _ in range(3))
     tuned = flyc.autotune(configs=[flyc.Config({})], key=["n"])(vector_add)
     through_tuner = both_modes(lambda: per_call(tuned, a, b, c, 16, calls=50_000))

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import flyrt.compiler as flyc
+from flyrt.core import host_arrays
 import flyrt.expr as fx
 
 
@@ -85,15 +86,41 @@ def test_same_call_never_recompiles_new_dtype_compiles_once():
     np.testing.assert_array_equal(out, 2.0)
 
 
-def test_torch_tensors_through_dlpack():
+def test_torch_cpu_tensors(monkeypatch):
     torch = pytest.importorskip("torch")
     x = torch.arange(12, dtype=torch.float32).reshape(3, 4)
     out = torch.zeros(3, 4)
-    scale_2d(x, out, 0.5)
+    scale_2d.cache_clear()
+    before = scale_2d.cache_info()
+    scale_2d(x, out, 0.5)  # through the Python adapter if first, which registers torch's dtypes
     assert torch.equal(out, x * 0.5)
+    adapted = []
+    monkeypatch.setattr(host_arrays, "host_view", lambda value: adapted.append(value))
+    scale_2d(x, out, 3.0)  # read by the C++ dispatcher (0.7 us a tensor where the adapter took 2.6)
+    assert torch.equal(out, x * 3.0) and adapted == []
+    after = scale_2d.cache_info()
+    assert (after.misses - before.misses, after.hits - before.hits) == (1, 1)  # the same specialization
+    monkeypatch.undo()
     view = torch.zeros(4, 3).t()  # a non-contiguous torch view
     scale_2d(x, view, 2.0)
     assert torch.equal(view, x * 2.0)
+    rows = torch.zeros(5, 4)
+    scale_2d(x, rows[2:], 1.5)  # a view that starts inside its storage
+    assert torch.equal(rows[2:], x * 1.5) and torch.equal(rows[:2], torch.zeros(2, 4))
+    with pytest.raises(TypeError, match="unsupported tensor dtype torch.complex64"):
+        scale_2d(x.to(torch.complex64), out, 1.0)
+
+
+def test_a_torch_tensor_whose_memory_holds_negated_values_is_refused():
+    torch = pytest.importorskip("torch")
+    lazy = torch.complex(torch.zeros(3, 4), torch.ones(3, 4)).conj().imag  # -1 everywhere, 1 in memory
+    assert lazy.is_neg()
+    out = torch.zeros(3, 4)
+    for _ in range(2):  # the dispatcher, once torch's dtypes are registered, leaves it to the adapter too
+        with pytest.raises(TypeError, match=r"negative bit set.*pass x.resolve_neg\(\)"):
+            scale_2d(lazy, out, 1.0)
+    scale_2d(lazy.resolve_neg(), out, 1.0)
+    assert torch.equal(out, torch.full((3, 4), -1.0))
 
 
 @flyc.kernel

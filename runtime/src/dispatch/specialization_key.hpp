@@ -226,7 +226,7 @@ inline void specializer::describe_tensor(std::size_t index, PyObject* value, cal
 {
     const std::string& name = m_params[index].name;
     tensor_view view;
-    if (!PyArray_Check(value) && !describe_torch_cuda(value, name, view))
+    if (!PyArray_Check(value) && !describe_torch(value, name, view))
     {
         pybind11::object adapted = m_adapt(pybind11::handle(value), name);
         state.keep_alive.push_back(adapted);

@@ -137,19 +137,24 @@ void register_torch_dtypes(py::dict codes, device_type gpu)
     }
 }
 
-bool describe_torch_cuda(PyObject* value, const std::string& name, tensor_view& out)
+bool describe_torch(PyObject* value, const std::string& name, tensor_view& out)
 {
     if (g_torch_dtypes.empty() || !torch_imported() || !PyObject_TypeCheck(value, g_torch_tensor))
     {
         return false;
     }
     static PyObject* is_cuda = interned("is_cuda");
+    static PyObject* is_cpu = interned("is_cpu");
+    static PyObject* is_neg = interned("is_neg");
     static PyObject* get_device = interned("get_device");
     static PyObject* data_ptr = interned("data_ptr");
     static PyObject* dtype = interned("dtype");
     static PyObject* shape = interned("shape");
     static PyObject* stride = interned("stride");
-    if (attribute(value, is_cuda).ptr() != Py_True)
+    const bool on_gpu = attribute(value, is_cuda).ptr() == Py_True;
+    // Another device (the adapter names it), or a lazy negation (`.imag` of a
+    // conjugate view: its bytes are not its values; the adapter says so).
+    if ((!on_gpu && attribute(value, is_cpu).ptr() != Py_True) || call_method(value, is_neg).ptr() == Py_True)
     {
         return false;
     }
@@ -175,8 +180,8 @@ bool describe_torch_cuda(PyObject* value, const std::string& name, tensor_view& 
     read_sizes(sizes.ptr(), out.shape, out.ndim, name, "sizes");
     read_sizes(call_method(value, stride).ptr(), out.strides, out.ndim, name, "strides");
     out.data = static_cast<std::uint64_t>(as_int64(call_method(value, data_ptr).ptr()));
-    out.device = g_torch_gpu;
-    out.device_index = static_cast<int>(as_int64(call_method(value, get_device).ptr()));
+    out.device = on_gpu ? g_torch_gpu : device_type::host;
+    out.device_index = on_gpu ? static_cast<int>(as_int64(call_method(value, get_device).ptr())) : 0;
     set_contiguity(out);
     return true;
 }

@@ -40,10 +40,11 @@ struct tensor_view
     bool contiguous = false;
 };
 
-// Reads a torch CUDA tensor; false when `value` is not one (or torch is not
-// imported, or its dtypes are not registered yet). Throws for a torch CUDA
-// tensor flyrt cannot pass (a dtype it does not know, too many dimensions).
-bool describe_torch_cuda(PyObject* value, const std::string& name, tensor_view& out);
+// Reads a torch tensor on the CPU or the GPU; false when `value` is not one
+// (or torch is not imported, or its dtypes are not registered yet), or is one
+// the adapter explains (another device, a lazy negation). Throws for one
+// flyrt cannot pass (a dtype it does not know, too many dimensions).
+bool describe_torch(PyObject* value, const std::string& name, tensor_view& out);
 
 // The torch dtypes flyrt knows, with their key codes (the Python driver
 // registers them on its first use of torch), and where torch's "cuda"

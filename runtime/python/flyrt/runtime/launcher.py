@@ -8,6 +8,7 @@ trace runs (``_inline``: a ``@flyc.jit`` helper is inlined as device code).
 import functools
 import hashlib
 import inspect
+import sys
 import time
 import weakref
 from collections import namedtuple
@@ -78,6 +79,13 @@ def _param_spec(name, parameter):
 def _adapt_tensor(value, name):
     """A tensor the C++ dispatcher cannot read itself: a numpy view of a
     host tensor, or a device tensor's description (drivers.cuda)."""
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(value, torch.Tensor):
+        cuda_driver.register_torch(torch)  # the dispatcher reads the next torch tensors itself
+        if value.is_neg():
+            raise TypeError(f"argument '{name}': a torch tensor with its negative bit set (a lazy negation, as "
+                            "`.imag` of a conjugate view is): its memory holds the negated values; pass "
+                            f"{name}.resolve_neg()")
     host = host_arrays.host_view(value)
     if host is not None:
         return host
