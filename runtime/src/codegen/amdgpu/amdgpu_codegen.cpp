@@ -284,7 +284,29 @@ protected:
         {
             floats = m_b.CreateExtractElement(floats, std::uint64_t(0));
         }
+        if (to->isVectorTy() && to->getScalarType()->isHalfTy())
+        {
+            return pack_halves(floats, lanes);
+        }
         return to == floats->getType() ? floats : m_b.CreateFPCast(floats, to); // exact
+    }
+
+    // f16s of `floats` two a conversion (v_cvt_pkrtz_f16_f32): its rounding
+    // toward zero is exact here, every FP8 value being an f16 value.
+    llvm::Value* pack_halves(llvm::Value* floats, unsigned lanes)
+    {
+        llvm::Value* halves = llvm::PoisonValue::get(llvm::FixedVectorType::get(m_b.getHalfTy(), lanes));
+        for (unsigned p = 0; p < lanes; p += 2)
+        {
+            llvm::Value* first = m_b.CreateExtractElement(floats, p);
+            llvm::Value* second = p + 1 < lanes ? m_b.CreateExtractElement(floats, p + 1) : first;
+            llvm::Value* two = m_b.CreateIntrinsic(llvm::Intrinsic::amdgcn_cvt_pkrtz, {}, {first, second});
+            for (unsigned e = 0; e < 2 && p + e < lanes; ++e)
+            {
+                halves = m_b.CreateInsertElement(halves, m_b.CreateExtractElement(two, e), p + e);
+            }
+        }
+        return halves;
     }
 
     // fx.mma: each half-wave h is a warp of the DSL with its own A (16xK),
