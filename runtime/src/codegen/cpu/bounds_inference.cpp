@@ -168,34 +168,46 @@ bool bounds_inference::decides(const std::vector<const ir::op*>& ops) const
     return !checks.empty();
 }
 
-llvm::Value* bounds_inference::narrow(const guard& g)
+// What held on `side` of the branch `branch` (0: its condition, 1: its
+// negation) as lesser < greater (strict) or lesser <= greater: x > y is
+// y < x, and a failed x < y is y <= x. None for an (in)equality or a
+// condition that is not a comparison.
+std::optional<bounds_inference::order> bounds_inference::ordering(const ir::op& branch, int side) const
 {
-    llvm::IRBuilder<>& b = *m_b;
-    const ir::value_id condition = g.branch->operands[0];
-    const definition def = m_defs.at(static_cast<std::size_t>(condition));
-    if (def.op == nullptr || def.result < 0 || def.op->code != opcode::compare || !follows(condition))
+    const definition def = m_defs.at(static_cast<std::size_t>(branch.operands[0]));
+    if (def.op == nullptr || def.result < 0 || def.op->code != opcode::compare)
     {
-        return b.getFalse(); // a condition the inference cannot read narrows nothing
+        return std::nullopt;
     }
     auto p = static_cast<ir::predicate>(def.op->attr);
     if (p == ir::predicate::eq || p == ir::predicate::ne)
     {
-        return b.getFalse();
+        return std::nullopt;
     }
-    if (g.side == 1) // the condition failed: its negation held
+    if (side == 1)
     {
         p = p == ir::predicate::lt   ? ir::predicate::ge
             : p == ir::predicate::le ? ir::predicate::gt
             : p == ir::predicate::gt ? ir::predicate::le
                                      : ir::predicate::lt;
     }
-    // x < y (x <= y) as lesser < greater; x > y (x >= y) as y < x (y <= x)
     const bool swap = p == ir::predicate::gt || p == ir::predicate::ge;
-    const ir::value_id lesser_id = def.op->operands[swap ? 1 : 0];
-    const ir::value_id greater_id = def.op->operands[swap ? 0 : 1];
+    return order{def.op->operands[swap ? 1 : 0],
+                 def.op->operands[swap ? 0 : 1],
+                 p == ir::predicate::lt || p == ir::predicate::gt};
+}
+
+llvm::Value* bounds_inference::narrow(const guard& g)
+{
+    llvm::IRBuilder<>& b = *m_b;
+    const auto order = ordering(*g.branch, g.side);
+    if (!order || !follows(g.branch->operands[0]))
+    {
+        return b.getFalse(); // a condition the inference cannot read narrows nothing
+    }
+    const auto [lesser_id, greater_id, strict] = *order;
     const interval lesser = of(lesser_id);
     const interval greater = of(greater_id);
-    const bool strict = p == ir::predicate::lt || p == ir::predicate::gt;
     llvm::Value* gap = b.getInt64(strict ? 1 : 0);
     // The bounds move by the gap only where that cannot wrap (an i64 at its limit keeps its interval).
     llvm::Value* room = b.CreateAnd(b.CreateICmpSGT(greater.hi, b.getInt64(INT64_MIN + 1)),
@@ -334,19 +346,12 @@ llvm::Value* bounds_inference::emit_active_x(llvm::IRBuilder<>& b,
     {
         return all;
     }
-    const definition def = m_defs.at(static_cast<std::size_t>(guard->operands[0]));
-    if (def.op == nullptr || def.op->code != opcode::compare)
+    const auto order = ordering(*guard, 0);
+    if (!order)
     {
         return all;
     }
-    const auto p = static_cast<ir::predicate>(def.op->attr);
-    if (p == ir::predicate::eq || p == ir::predicate::ne)
-    {
-        return all;
-    }
-    const bool swap = p == ir::predicate::gt || p == ir::predicate::ge;
-    const ir::value_id lesser_id = def.op->operands[swap ? 1 : 0];
-    const ir::value_id greater_id = def.op->operands[swap ? 0 : 1];
+    const auto [lesser_id, greater_id, strict] = *order;
     if (!follows(lesser_id) || !follows(greater_id) || !is_thread_x_plus_invariant(lesser_id) ||
         !thread_invariant(greater_id))
     {
@@ -359,7 +364,6 @@ llvm::Value* bounds_inference::emit_active_x(llvm::IRBuilder<>& b,
     const interval y = of(greater_id);
     m_b = nullptr;
     m_frame = nullptr;
-    const bool strict = p == ir::predicate::lt || p == ir::predicate::gt;
     llvm::Value* wide_all = b.CreateZExt(all, b.getInt64Ty());
     llvm::Value* difference = b.CreateBinaryIntrinsic(llvm::Intrinsic::ssub_with_overflow, y.hi, x.lo);
     llvm::Value* known =
