@@ -207,7 +207,8 @@ print(json.dumps([len(m.TIMED), log[-1].source, float(x[0])]))
 
 def run_process(tmp_path, name, edit=""):
     program = PROGRAM.format(folder=str(tmp_path), name=name, edit=edit)
-    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, check=True)
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 

@@ -1,6 +1,7 @@
 #include "host_machine.hpp"
 
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
@@ -27,8 +28,7 @@ struct host_machine
 
     explicit host_machine(const target& cpu)
     {
-        llvm::InitializeNativeTarget();
-        llvm::InitializeNativeTargetAsmPrinter();
+        initialize_native_target();
         llvm::orc::JITTargetMachineBuilder builder{llvm::Triple(cpu.triple)};
         builder.setCPU(cpu.cpu);
         llvm::SubtargetFeatures features(cpu.features);
@@ -47,6 +47,18 @@ struct host_machine
 };
 
 } // namespace
+
+void initialize_native_target()
+{
+    static std::once_flag once;
+    std::call_once(once,
+                   []
+                   {
+                       llvm::InitializeNativeTarget();
+                       llvm::InitializeNativeTargetAsmPrinter();
+                       llvm::InitializeNativeTargetAsmParser();
+                   });
+}
 
 std::vector<std::string> compile_host(llvm::Module& module, const target& cpu, std::string* llvm_ir_out)
 {

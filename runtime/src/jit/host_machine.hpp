@@ -15,6 +15,10 @@ class Module;
 namespace flyrt::jit
 {
 
+// Registers this machine's target with LLVM, once per process: LLVM's registry
+// is a list that two threads registering the same target at once make cyclic.
+void initialize_native_target();
+
 // Compiles `module` (which it modifies) for `cpu`. `llvm_ir_out`, if given,
 // receives the optimized LLVM IR (every function is compiled then).
 std::vector<std::string> compile_host(llvm::Module& module, const target& cpu, std::string* llvm_ir_out);

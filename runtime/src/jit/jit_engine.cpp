@@ -7,7 +7,6 @@
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/Support/MemoryBuffer.h>
-#include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 
 #include "../codegen/cpu/cpu_codegen.hpp"
@@ -17,6 +16,7 @@
 #include "../launch/device_kernel.hpp"
 #include "../launch/kernel_output.hpp"
 #include "float_conversions.hpp"
+#include "host_machine.hpp"
 #include "perf_jitdump.hpp"
 
 namespace flyrt::jit
@@ -45,9 +45,7 @@ llvm::orc::LLJIT& engine()
 {
     static std::unique_ptr<llvm::orc::LLJIT> instance = []
     {
-        llvm::InitializeNativeTarget();
-        llvm::InitializeNativeTargetAsmPrinter();
-        llvm::InitializeNativeTargetAsmParser();
+        initialize_native_target();
         auto jit = take(llvm::orc::LLJITBuilder().create(), "cannot start the JIT");
         if (perf_jitdump_requested())
         {
