@@ -191,6 +191,30 @@ TEST(IrVerifier, RejectsAValueUsedOutsideItsRegion)
     }
 }
 
+TEST(IrVerifier, RejectsALoopIndexUsedAfterItsLoop)
+{
+    ir::module m;
+    ir::function_builder k(m, "bad", ir::function_kind::kernel, {ptr_f32}, {"out"}, {"bad.py", 1});
+    auto loop =
+        k.begin_for(k.constant_int(i32, 0, 2), k.constant_int(i32, 4, 2), k.constant_int(i32, 1, 2), {}, 2);
+    const ir::value_id index = k.region_arguments(loop, 0).at(0);
+    k.enter(loop, 0);
+    k.yield({}, 3);
+    k.leave();
+    k.finish(loop);
+    k.store(k.parameters()[0], index, k.constant_float(f32, 1.0, 5), 5);
+    try
+    {
+        ir::verify(m, cpu_target(32));
+        FAIL() << "the verifier accepted a loop's index after the loop";
+    }
+    catch (const ir::verify_error& e)
+    {
+        EXPECT_EQ(e.loc.line, 5);
+        EXPECT_NE(std::string(e.what()).find("is used where it is not defined"), std::string::npos);
+    }
+}
+
 TEST(IrVerifier, RejectsMismatchedTypesAndMisplacedOps)
 {
     ir::module m;

@@ -1,6 +1,6 @@
 #include "flyrt/verifier.hpp"
 
-#include <set>
+#include <vector>
 
 #include "flyrt/async_copies.hpp"
 #include "flyrt/uniformity.hpp"
@@ -38,16 +38,27 @@ private:
         {
             fail("result %" + std::to_string(id) + " is not a value of this function", loc);
         }
-        if (!m_defined.insert(id).second)
+        if (m_defined[static_cast<std::size_t>(id)])
         {
             fail("value %" + std::to_string(id) + " is defined twice", loc);
         }
-        m_visible.insert(id);
+        m_defined[static_cast<std::size_t>(id)] = true;
+        make_visible(id);
+    }
+
+    void make_visible(value_id id)
+    {
+        m_visible[static_cast<std::size_t>(id)] = true;
+        m_in_scope.push_back(id);
     }
 
     const type& use(value_id id, const op& o) const
     {
-        if (m_visible.count(id) == 0)
+        if (id < 0 || static_cast<std::size_t>(id) >= m_visible.size())
+        {
+            fail("operand %" + std::to_string(id) + " is not a value of this function", o.loc);
+        }
+        if (!m_visible[static_cast<std::size_t>(id)])
         {
             fail("value %" + std::to_string(id) + " (" + name_of(id) +
                      ") is used where it is not defined: a value computed inside a branch or loop "
@@ -81,10 +92,12 @@ private:
     }
 
     // Checks a region; `yield_types` are what its terminator must yield
-    // (nullptr: the function body, which must not yield).
+    // (nullptr: the function body, which must not yield). Values defined in a
+    // region, its arguments included, are visible until it ends.
     void check_region(const region& r, const std::vector<type>* yield_types, bool is_while_before = false)
     {
-        std::set<value_id> saved = m_visible;
+        const std::size_t scope = m_in_scope.size();
+        define_region_args(r);
         for (std::size_t i = 0; i < r.ops.size(); ++i)
         {
             const op& o = *r.ops[i];
@@ -103,7 +116,11 @@ private:
                 fail("a structured region must end with its terminator", m_fn.loc);
             }
         }
-        m_visible = std::move(saved);
+        while (m_in_scope.size() > scope)
+        {
+            m_visible[static_cast<std::size_t>(m_in_scope.back())] = false;
+            m_in_scope.pop_back();
+        }
     }
 
     std::vector<type> types_of(const std::vector<value_id>& ids) const
@@ -272,7 +289,6 @@ private:
                 fail("loop-carried values do not match", o.loc);
             }
             check_block_args(o, body, 1, inits);
-            define_region_args(body);
             const auto carried = types_of(inits);
             check_region(body, &carried);
             break;
@@ -288,9 +304,7 @@ private:
             {
                 check_block_args(o, *sub, 0, o.operands);
             }
-            define_region_args(*o.regions[0]);
             check_region(*o.regions[0], &carried, true);
-            define_region_args(*o.regions[1]);
             check_region(*o.regions[1], &carried);
             break;
         }
@@ -461,8 +475,12 @@ private:
     {
         for (value_id id : r.arguments)
         {
-            m_visible.insert(id);
-            m_defined.insert(id);
+            if (id < 0 || static_cast<std::size_t>(id) >= m_fn.values.size())
+            {
+                fail("region argument %" + std::to_string(id) + " is not a value of this function", m_fn.loc);
+            }
+            m_defined[static_cast<std::size_t>(id)] = true;
+            make_visible(id);
         }
     }
 
@@ -558,8 +576,9 @@ private:
 
     const module& m_module;
     const function& m_fn;
-    std::set<value_id> m_defined;
-    std::set<value_id> m_visible;
+    std::vector<bool> m_defined = std::vector<bool>(m_fn.values.size());
+    std::vector<bool> m_visible = std::vector<bool>(m_fn.values.size());
+    std::vector<value_id> m_in_scope; // visible values, in the order their regions close them
 };
 
 // Barriers and shuffles need every thread of the block: none may sit under
