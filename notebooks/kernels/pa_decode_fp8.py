@@ -8,10 +8,10 @@ page size are specialization constants taken from the cache shapes.
 
 Work: a host-side builder splits each (sequence, kv head) context into page
 ranges and hands them to a fixed number of workers. On GPUs (pages of 16
-tokens or a multiple, V not transposed) a worker is a block of 1 or 4 warps on
-the matrix units (fx.mma), which take a page 16 tokens at a time (a tile) and
-16 query rows of a kv head (more rows, more blocks), 4 warps sharing a work
-item's tiles, with one tile in flight in registers or one or two through
+tokens or a multiple, V not transposed) a worker is a block of 1 or 4 warps (at
+least 2 on AMD: a 64-lane wave) on the matrix units (fx.mma), which take a page
+16 tokens at a time (a tile) and 16 query rows of a kv head (more rows, more
+blocks), a block's warps sharing a work item's tiles, with one tile in flight in registers or one or two through
 shared memory when the tuner finds that pays.
 Else a worker's threads are query rows of one kv head's group (group x query
 length; up to 16 per block, more rows take more blocks); it stages K and V
@@ -55,13 +55,13 @@ USE_MMA_KERNEL = None
 # or a stage in registers ("prefetch"): on NVIDIA GPUs the most at which ptxas keeps it out of local memory
 # (12: 168 registers; 8: 255), but for e4m3fnuz's single stage (24 bytes spilled at 12, as its rare special
 # codes' branch had before) and e4m3fn's (16: bandwidth-bound batches want the warps; at 12 the largest
-# benchmark shape took 454 us on the H200 where 16 had taken 390); on AMD's (a 64-lane wave per block, whose
-# registers the matrix units' accumulators share) 2 waves per SIMD, the most at which its single stage needs
-# no scratch (e4m3fn's prefetch: 1; 112 bytes of scratch at 2)
-MMA_BLOCKS_PER_SM = {("e4m3fn", 1): {"nvptx": 16, "amdgpu": 8}, ("e4m3fn", 2): {"nvptx": 12, "amdgpu": 8},
+# benchmark shape took 454 us on the H200 where 16 had taken 390); on AMD's (a 64-lane wave per block, two
+# warps, whose registers the matrix units' accumulators share) 2 waves per SIMD, but 1 for a single stage
+# (two warps' fragments: e4m3fnuz's do not fit 2 waves, e4m3fn's spill 3 VGPRs at 2; its prefetch 112 bytes)
+MMA_BLOCKS_PER_SM = {("e4m3fn", 1): {"nvptx": 16, "amdgpu": 4}, ("e4m3fn", 2): {"nvptx": 12, "amdgpu": 8},
                      ("e4m3fn", 3): {"nvptx": 12, "amdgpu": 8}, ("e4m3fn", "prefetch"): {"nvptx": 12, "amdgpu": 4},
-                     ("e4m3fnuz", 1): {"nvptx": 12, "amdgpu": 8}, ("e4m3fnuz", 2): {"nvptx": 8, "amdgpu": 8},
-                     ("e4m3fnuz", 3): {"nvptx": 8, "amdgpu": 8}, ("e4m3fnuz", "prefetch"): {"nvptx": 8, "amdgpu": 8}}
+                     ("e4m3fnuz", 1): {"nvptx": 12, "amdgpu": 4}, ("e4m3fnuz", 2): {"nvptx": 8, "amdgpu": 8},
+                     ("e4m3fnuz", 3): {"nvptx": 8, "amdgpu": 8}, ("e4m3fnuz", "prefetch"): {"nvptx": 8, "amdgpu": 4}}
 
 
 def _mma_blocks_per_sm(fp8_format, stages, warps, prefetch=False, head_size=128, checked=False):
@@ -671,10 +671,13 @@ def compile_pa_decode_ps(softmax_scale=None, trans_v=False, needs_mask=True, que
             raise ValueError(f"prefetch=True is a stage in registers, for stages=1 (not {stages})")
         workers = worker_offsets.shape[0] - 1
         if fx.const_expr(_mma_kernel_wanted() and _matrix_unit_fits(rows, head_size, block_size, trans_v)):
+            # blocks of whole waves: a 64-lane AMD wave is two warps, both on (fx.mma reads every lane); its
+            # occupancy hint is still the requested warps' (one wave a block)
+            block_warps = max(warps, fx.target().warp_size // 32)
             pa_decode_mma_kernel(query, key_cache, value_cache, block_tables, context_lengths, k_scale, v_scale,
                                  work, worker_offsets, partial_out, partial_lse, partial_ranges, arrivals, out,
-                                 head_size, block_size, stages, one_launch, warps, prefetch).launch(
-                grid=(workers, rows // _block_rows(rows)), block=(32 * warps,),
+                                 head_size, block_size, stages, one_launch, block_warps, prefetch).launch(
+                grid=(workers, rows // _block_rows(rows)), block=(32 * block_warps,),
                 min_blocks_per_sm=_mma_blocks_per_sm(fp8_format, stages, warps, prefetch, head_size,
                                                      flyrt.bounds_checks()))
             if fx.const_expr(not one_launch):

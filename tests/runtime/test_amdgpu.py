@@ -14,6 +14,7 @@ import flyrt.expr as fx
 from flyrt import _core, fp8
 
 import code_objects
+import test_matrix as matrix
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "notebooks"))
 
@@ -73,6 +74,29 @@ def test_mma_runs_on_the_matrix_cores():
         gemm_mma.lower(a, b, np.zeros((32, 32), np.float32), target="hip", arch="gfx908")
 
 
+@flyc.jit
+def mma_in_blocks_of(a: fx.Tensor, b: fx.Tensor, c: fx.Tensor, d: fx.Tensor, THREADS: fx.Constexpr[int]):
+    """test_matrix.py's kernel (each warp's d = a b + c) in blocks of THREADS."""
+    matrix._mma(a, b, c, d, 16).launch(block=(THREADS,))
+
+
+def test_mma_in_a_block_that_is_part_of_a_wave_is_an_error_for_amd():
+    """An MFMA reads its operands from all 64 lanes of a wave, and a block of 32 threads leaves lanes 32-63 off
+    (their registers stale): refused at the fx.mma line, as is a block whose size the trace does not know; a
+    block of whole waves compiles, each fx.mma two MFMAs (one a warp)."""
+    a, b = np.zeros((2, 16, 16), np.float16), np.zeros((2, 16, 8), np.float16)
+    c = np.zeros((2, 16, 8), np.float32)
+    with pytest.raises(flyc.KernelError, match="fx.mma on gfx942 needs blocks of whole 64-lane waves.*is 32 threads"
+                       ) as raised:
+        mma_in_blocks_of.lower(a, b, c, c.copy(), 32, target="hip", arch="gfx942")
+    assert "test_matrix.py:" in str(raised.value)
+    with pytest.raises(flyc.KernelError, match="block is not known"):
+        matrix.mma.lower(a, b, c, c.copy(), target="hip", arch="gfx942")  # block=(32 * a.shape[0],)
+    code = mma_in_blocks_of.lower(a, b, c, c.copy(), 64, target="hip", arch="gfx942").device_code["_mma"]
+    assert code_objects.disassembly(code).count("v_mfma_f32_16x16x16") == 2
+    assert mma_in_blocks_of.lower(a, b, c, c.copy(), 32, target="cuda", arch="sm_90").device_code  # NVIDIA: warps
+
+
 @pytest.mark.parametrize("checked", [False, True], ids=["fast mode", "bounds checks (the default)"])
 def test_pa_decode_compiles_without_spills(checked):
     """Nothing goes to scratch in either mode. With bounds checks (the
@@ -99,10 +123,11 @@ def test_pa_decode_compiles_without_spills(checked):
             assert notes[".sgpr_spill_count"] == 0, kernel
 
 
-def test_pa_decode_matrix_kernel_on_gfx942_runs_one_mfma_per_product_without_scratch():
-    """Its 32-thread blocks are one half-wave: each fx.mma is one MFMA (32 in
-    all at head 128: 16 for the scores, 16 for the values), and with the
-    kernel's AMD occupancy (2 waves per SIMD) nothing goes to scratch."""
+def test_pa_decode_matrix_kernel_on_gfx942_runs_two_warps_a_wave_without_scratch():
+    """A single-warp variant's blocks are a whole wave on AMD, two warps: each
+    fx.mma is two MFMAs, one a warp (64 in all at head 128: 32 for the scores,
+    32 for the values), and with the kernel's AMD occupancy (2 waves per
+    SIMD) nothing goes to scratch."""
     import kernels.pa_decode_fp8 as pa
     from kernels.pa_reference import make_case
 
@@ -120,7 +145,8 @@ def test_pa_decode_matrix_kernel_on_gfx942_runs_one_mfma_per_product_without_scr
     image = code["pa_decode_mma_kernel"]
     notes = code_objects.check_code_object(image, "pa_decode_mma_kernel", 0)
     assert notes[".vgpr_spill_count"] == 0 and notes[".private_segment_fixed_size"] == 0, notes
-    assert code_objects.disassembly(image).count("v_mfma_f32_16x16x16_f16") == 32  # its fragments are f16
+    assert notes[".max_flat_workgroup_size"] == 64
+    assert code_objects.disassembly(image).count("v_mfma_f32_16x16x16_f16") == 64  # its fragments are f16
 
 
 @pytest.mark.parametrize("fmt", ["e4m3fnuz", "e4m3fn"])
@@ -129,7 +155,8 @@ def test_pa_decode_matrix_kernel_on_gfx942_runs_one_mfma_per_product_without_scr
 def test_every_pa_decode_variant_the_tuner_tries_compiles_for_gfx942_without_scratch(fmt, warps, stages, one_launch,
                                                                                     prefetch):
     """The tuner's variants (pa.VARIANTS, spelled out: a change there is a change here too) at their AMD
-    occupancy hints: a 4-warp block's fx.mma is two MFMAs, one a half-wave."""
+    occupancy hints, in blocks of whole waves (a single warp's: two warps, one wave): each fx.mma is two
+    MFMAs, one a warp."""
     import kernels.pa_decode_fp8 as pa
     from kernels.pa_reference import make_case
 
@@ -145,8 +172,8 @@ def test_every_pa_decode_variant_the_tuner_tries_compiles_for_gfx942_without_scr
         flyrt.set_bounds_checks(None)
     notes = code_objects.check_code_object(image, "pa_decode_mma_kernel", 0)
     assert notes[".vgpr_spill_count"] == 0 and notes[".private_segment_fixed_size"] == 0, notes
-    assert notes[".max_flat_workgroup_size"] == 32 * warps
-    assert code_objects.disassembly(image).count("v_mfma_f32_16x16x16_f16") == 32 * (1 if warps == 1 else 2)
+    assert notes[".max_flat_workgroup_size"] == 32 * max(warps, 2)
+    assert code_objects.disassembly(image).count("v_mfma_f32_16x16x16_f16") == 64
 
 
 @flyc.kernel

@@ -123,14 +123,22 @@ def test_before_sm80_fp8_fragments_are_an_error_at_the_line():
     assert "test_matrix.py:" in str(raised.value)  # the kernel's fx.mma line
 
 
+@flyc.jit
+def one_wave(a: fx.Tensor, b: fx.Tensor, c: fx.Tensor, d: fx.Tensor):
+    """test_matrix.py's kernel on FP8 fragments in a block of 64 threads: a whole AMD wave, as fx.mma there
+    needs."""
+    matrix._mma(a, b, c, d, 32).launch(block=(64,))
+
+
 @pytest.mark.compiled_for("amdgpu")
 @pytest.mark.parametrize("fmt, arch, native", [("e4m3fnuz", "gfx942", True), ("e4m3fn", "gfx942", False),
                                                ("e4m3fnuz", "gfx90a", False)])
 def test_amd_kernels_multiply_fp8_on_the_matrix_cores(fmt, arch, native):
     """gfx94x's FP8 MFMA is e4m3fnuz's; e4m3fn (and FP8 on gfx90a, which has
     none) is decoded exactly to f16 for two 16x16x16 MFMAs a half-wave."""
-    a, b, c = inputs(1, fmt)
-    used = code_objects.instructions(lowered(a, b, c, "hip", arch).device_code["_mma"])
+    a, b, c = inputs(2, fmt)
+    used = code_objects.instructions(one_wave.lower(a, b, c, np.zeros_like(c), target="hip",
+                                                    arch=arch).device_code["_mma"])
     assert ("v_mfma_f32_16x16x32_fp8_fp8" in used) == native
     assert ("v_mfma_f32_16x16x16_f16" in used or "v_mfma_f32_16x16x16f16" in used) != native
 

@@ -1,5 +1,7 @@
 #include "flyrt/verifier.hpp"
 
+#include <cstdint>
+#include <string>
 #include <vector>
 
 #include "flyrt/async_copies.hpp"
@@ -667,8 +669,27 @@ private:
                     m_target.cpu,
                 o.loc);
         }
-        // AMD's 64-lane waves run it as two warps of 32 (codegen/amdgpu)
-        if (m_target.warp_size != 32 && m_target.kind != target_kind::amdgpu)
+        // AMD's 64-lane waves run it as two warps of 32 (codegen/amdgpu), each
+        // product reading operands from all 64 lanes: lanes a block leaves off
+        // would hold stale values, so the block must be whole waves.
+        if (m_target.kind == target_kind::amdgpu)
+        {
+            const std::int64_t threads =
+                std::int64_t(m_fn.known_block_size[0]) * m_fn.known_block_size[1] * m_fn.known_block_size[2];
+            if (threads <= 0 || threads % m_target.warp_size != 0)
+            {
+                throw verify_error("fx.mma on " + m_target.cpu + " needs blocks of whole " +
+                                       std::to_string(m_target.warp_size) +
+                                       "-lane waves (two warps of 32 each), known when the kernel is traced: "
+                                       "kernel " +
+                                       m_fn.name + "'s block is " +
+                                       (threads > 0
+                                            ? std::to_string(threads) + " threads"
+                                            : std::string("not known (give launch() a constant block)")),
+                                   o.loc);
+            }
+        }
+        else if (m_target.warp_size != 32)
         {
             throw verify_error("fx.mma needs warps of 32 lanes; the " + m_target.name() + " target's are " +
                                    std::to_string(m_target.warp_size) + " (fx.set_warp_size(32))",

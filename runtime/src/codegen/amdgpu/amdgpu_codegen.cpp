@@ -310,11 +310,12 @@ protected:
     }
 
     // fx.mma: each half-wave h is a warp of the DSL with its own A (16xK),
-    // B (Kx8) and C. The wave multiplies each half on MFMA's 16x16 blocks:
-    // A_h's and B_h's words are read across lanes into MFMA's layout, and the
-    // product back into the DSL's, where C is added (mfma_layout.hpp says
-    // which lane and register each comes from; B's columns 8-15 and D's are
-    // left over).
+    // B (Kx8) and C (the verifier asks for blocks of whole waves, so every
+    // lane an MFMA reads is on). The wave multiplies each half on MFMA's
+    // 16x16 blocks: A_h's and B_h's words are read across lanes into MFMA's
+    // layout, and the product back into the DSL's, where C is added
+    // (mfma_layout.hpp says which lane and register each comes from; B's
+    // columns 8-15 and D's are left over).
     // - f16 / bf16 (K 16): one v_mfma_f32_16x16x16.
     // - e4m3fnuz on gfx94x (K 32): one v_mfma_f32_16x16x32_fp8_fp8, whose FP8
     //   it is.
@@ -369,12 +370,7 @@ protected:
         { return m_b.CreateIntrinsic(id, {}, {x, y, sum, u(0), u(0), u(0)}); };
         llvm::Value* result = nullptr;
         std::array<llvm::Value*, 2> products{};
-        // A block known to be at most 32 threads is one half-wave: lanes
-        // 32-63 do not exist, so neither does the second product.
-        const std::int64_t known_threads =
-            std::int64_t(m_fn.known_block_size[0]) * m_fn.known_block_size[1] * m_fn.known_block_size[2];
-        const std::uint32_t half_waves = m_fn.known_block_size[0] > 0 && known_threads <= 32 ? 1 : 2;
-        for (std::uint32_t h = 0; h < half_waves; ++h)
+        for (std::uint32_t h = 0; h < 2; ++h)
         {
             llvm::Value* base = u(32 * h);
             llvm::Value* product = chained != m_mfma_results.end()
