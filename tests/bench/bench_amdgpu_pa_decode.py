@@ -1,6 +1,6 @@
 """PA decode's matrix-unit kernel compiled for gfx942 (compile-only, no GPU
 needed): head 128, 16 query heads on 1 KV head, pages of 16, both FP8
-formats, fast mode and bounds checks; registers, scratch, spills and the
+formats, fast mode and bounds checks; registers, LDS, scratch, spills and the
 instruction mix read from each code object by llvm-readelf / llvm-objdump.
 Run: .venv/bin/python tests/bench/bench_amdgpu_pa_decode.py (prints; never
 fails)."""
@@ -37,7 +37,7 @@ def compile_kernel(fmt, checked):
 
 def main():
     name = "pa_decode_mma_kernel"
-    columns = ("VGPR", "SGPR", "scratch B", "VGPR spills", "instructions", "v_mfma", "ds_bpermute",
+    columns = ("VGPR", "SGPR", "LDS B", "scratch B", "VGPR spills", "instructions", "v_mfma", "ds_bpermute",
                "v_cndmask")
     print("PA decode's matrix-unit kernel on gfx942 (head 128, 16/1 heads, page 16), compile-only")
     print(f"{'format, mode':28s}" + "".join(f"{c:>13s}" for c in columns))
@@ -47,7 +47,8 @@ def main():
             notes = code_objects.kernel_notes(image, name)
             mnemonics = re.findall(r"^\s+([a-z][a-z0-9_]*)", code_objects.disassembly(image), re.M)
             count = collections.Counter(m for m in mnemonics if m != "s_nop")  # padding left out
-            row = (notes[".vgpr_count"], notes[".sgpr_count"], notes[".private_segment_fixed_size"],
+            row = (notes[".vgpr_count"], notes[".sgpr_count"], notes[".group_segment_fixed_size"],
+                   notes[".private_segment_fixed_size"],
                    notes[".vgpr_spill_count"], sum(count.values()),
                    sum(n for m, n in count.items() if m.startswith("v_mfma")), count["ds_bpermute_b32"],
                    sum(n for m, n in count.items() if m.startswith("v_cndmask")))
