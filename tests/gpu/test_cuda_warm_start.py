@@ -22,8 +22,10 @@ PROGRAM = textwrap.dedent("""
 
 
 def run(tmp_path):
-    out = subprocess.run([sys.executable, str(tmp_path / "gpu_program.py")], env=child_env(tmp_path),
-                         capture_output=True, text=True, check=True, cwd=tmp_path).stdout.splitlines()
+    done = subprocess.run([sys.executable, str(tmp_path / "gpu_program.py")], env=child_env(tmp_path),
+                          capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout.splitlines()
     return json.loads(out[0]), out[1]
 
 

@@ -49,8 +49,9 @@ def run(cache_dir, enabled="1", limits=None):
     env = dict(os.environ, FLYDSL_RUNTIME_ENABLE_CACHE=enabled, FLYDSL_RUNTIME_CACHE_DIR=str(cache_dir / "cache"))
     if enabled is None:  # the default
         del env["FLYDSL_RUNTIME_ENABLE_CACHE"]
-    done = subprocess.run([sys.executable, program(cache_dir)], env=env, capture_output=True, text=True, check=True,
+    done = subprocess.run([sys.executable, program(cache_dir)], env=env, capture_output=True, text=True,
                           preexec_fn=limits)
+    assert done.returncode == 0, done.stderr
     counts, *unavailable = done.stdout.splitlines()
     compiles, misses, corrupt = map(int, counts.split())
     return (compiles, misses, corrupt, unavailable) if limits else (compiles, misses, corrupt)
