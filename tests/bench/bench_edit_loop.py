@@ -4,8 +4,10 @@ mode after a helper edit (a `_load_q_fragments` never seen before), as a
 notebook's re-run cell compiles it: the launcher traced again, its IR
 verified, LLVM run for the kernels whose IR changed (a kernel that does not
 inline the helper, the combine kernel, is reused from this process's
-compiles), then NVIDIA's assembler on the new PTX, as the GPU machine's
-nvJitLink does in-process (ptxas here: the pinned nvidia-cuda-nvcc-cu12's).
+compiles, or from the payload its warm start loaded), then NVIDIA's assembler on the PTX the edit changed, as the GPU
+machine's nvJitLink does in-process (ptxas here: the pinned
+nvidia-cuda-nvcc-cu12's; the GPU assembles an unchanged kernel's PTX again,
+on a thread of its own beside the changed one's).
 The driver's load is the one step left out. A fresh process: the first edit
 after a warm-started launch, then the median of later edits. Prints; never
 fails.
@@ -64,6 +66,7 @@ flyrt.set_compile_only("sm_90")
 case = make_case(num_seqs=16, num_q_heads=16, num_kv_heads=1, head_size=128, context_length=256)
 pa.pa_decode_ps_launch(**case)
 run, _ = pa.pa_decode_ps_prepare(**case)
+seen_ptx.update(run.launcher.device_code().values())  # the warm start's PTX: not new to this process
 original = pa._load_q_fragments
 
 

@@ -31,8 +31,13 @@ TEST(CodeBundle, PacksAndUnpacksObjectsAndImagesWithAnyBytes)
                                        7,
                                        {{64, 2, 1}}});
     code.images.push_back(device_image{"empty", "", "", {}, 0, {{0, 0, 0}}});
+    code.host_digests = {std::string(32, '\x01'), "", std::string(32, '\x02')};
+    code.images[0].digest = std::string(32, '\x03');
     const compiled_code back = unpack(pack(code));
     ASSERT_EQ(back.host_objects, code.host_objects);
+    EXPECT_EQ(back.host_digests, code.host_digests); // the memo's keys, for a warm start's later compiles
+    EXPECT_EQ(back.images[0].digest, code.images[0].digest);
+    EXPECT_EQ(back.images[1].digest, "");
     ASSERT_EQ(back.images.size(), 2u);
     EXPECT_EQ(back.images[0].kernel, "k");
     EXPECT_EQ(back.images[0].code, code.images[0].code);

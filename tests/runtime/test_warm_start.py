@@ -1,5 +1,6 @@
 """Warm start: a new process gets a launcher's artifact from the disk cache
-without tracing it, only while everything the trace read is unchanged."""
+without tracing it, only while everything the trace read is unchanged; an
+edit after it recompiles only the parts it changed."""
 
 import json
 import os
@@ -7,6 +8,8 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+
+from test_invalidation import TWO_KERNELS  # a launcher of two kernels, one inlining `helper`
 
 HELPERS = """
 SCALE = 2.0
@@ -172,3 +175,45 @@ def test_an_artifact_loaded_without_a_trace_is_guarded_like_a_traced_one(tmp_pat
     lines = subprocess.run([sys.executable, str(tmp_path / "rebind.py")], env=env, capture_output=True, text=True,
                            check=True, cwd=tmp_path).stdout.splitlines()
     assert lines == ["disk cache, no trace [0.0, 2.0, 4.0, 6.0]", "compiled [-1.0, 0.0, 1.0, 2.0]"]
+
+
+
+EDIT = """
+import json, sys
+import numpy as np
+import flyrt.compiler as flyc
+from flyrt import _core
+import two_kernels
+
+x, out = np.arange(4, dtype=np.float32), np.zeros(4, np.float32)
+two_kernels.launch(x, out)
+print(json.dumps([flyc.compile_log()[-1].source, out.tolist()]))
+compiled, reused = _core.compiled_part_counts()
+step = float(sys.argv[1])
+two_kernels.helper = lambda v: v - step  # reaches one kernel of the two, as no process compiled it before
+two_kernels.launch(x, out)
+after = _core.compiled_part_counts()
+print(json.dumps([flyc.compile_log()[-1].source, out.tolist(), after[0] - compiled, after[1] - reused]))
+"""
+
+
+def test_an_edit_after_a_warm_start_recompiles_only_the_kernel_it_changed(tmp_path):
+    """The payload a warm start loads keeps each part's digest: the launcher and the kernel the edit does not
+    reach are reused, as in the process that compiled them, not compiled again."""
+    setup(tmp_path)
+    (tmp_path / "two_kernels.py").write_text("import flyrt.compiler as flyc\nimport flyrt.expr as fx\n" + TWO_KERNELS)
+    (tmp_path / "edit.py").write_text(textwrap.dedent(EDIT))
+    env = child_env(tmp_path)
+
+    def edit(step):
+        done = subprocess.run([sys.executable, str(tmp_path / "edit.py"), str(step)], env=env, capture_output=True,
+                              text=True, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        return [json.loads(line) for line in done.stdout.splitlines()]
+
+    first, then = edit(1)
+    assert first == ["compiled", [2.0, 4.0, 6.0, 8.0]]
+    assert then[:3] == ["compiled", [-2.0, 0.0, 2.0, 4.0], 1] and then[3] >= 2  # the kernel the edit reached
+    warm, edited = edit(2)
+    assert warm == ["disk cache, no trace", [2.0, 4.0, 6.0, 8.0]]
+    assert edited == ["compiled", [-4.0, -2.0, 0.0, 2.0], *then[2:]]  # the warm start's parts reused

@@ -1,6 +1,7 @@
 #include "artifact.hpp"
 
 #include "../jit/code_bundle.hpp"
+#include "../jit/compiler.hpp"
 #include "../launch/load_kernel.hpp"
 
 namespace flyrt::dispatch
@@ -11,6 +12,7 @@ load_artifact(const std::string& payload, const std::string& entry, const target
 {
     auto result = std::make_shared<artifact>();
     const jit::compiled_code code = jit::unpack(payload);
+    jit::remember_parts(code);
     for (const jit::device_image& image : code.images)
     {
         result->kernels.push_back(launch::load_kernel(image, kernels, device));

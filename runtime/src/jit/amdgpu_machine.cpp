@@ -253,7 +253,7 @@ std::string linker_path()
     return "";
 }
 
-std::string compile_code_object(llvm::Module& kernel, const target& gpu, std::string* llvm_ir_out)
+compiled_part compile_code_object(llvm::Module& kernel, const target& gpu, std::string* llvm_ir_out)
 {
     const machine_lease<amdgpu_machine> amdgpu(gpu);
     kernel.setDataLayout(amdgpu->machine->createDataLayout());

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "flyrt/target.hpp"
+#include "part_memo.hpp"
 
 namespace llvm
 {
@@ -20,7 +21,7 @@ namespace flyrt::jit
 {
 
 // The code object for `kernel` (a module holding one kernel, which it modifies).
-std::string compile_code_object(llvm::Module& kernel, const target& gpu, std::string* llvm_ir_out);
+compiled_part compile_code_object(llvm::Module& kernel, const target& gpu, std::string* llvm_ir_out);
 
 // Where ROCm's ocml.bc is ("" when this machine has none).
 void set_ocml_path(const std::string& path);

@@ -8,7 +8,7 @@ namespace flyrt::jit
 namespace
 {
 
-constexpr std::string_view magic = "FLYRT-CODE-4\n";
+constexpr std::string_view magic = "FLYRT-CODE-5\n";
 
 void put_size(std::string& out, std::uint64_t size)
 {
@@ -80,15 +80,17 @@ std::string pack(const compiled_code& code)
 {
     std::string out(magic);
     put_size(out, code.host_objects.size());
-    for (const std::string& object : code.host_objects)
+    for (std::size_t i = 0; i < code.host_objects.size(); ++i)
     {
-        put_string(out, object);
+        put_string(out, code.host_objects[i]);
+        put_string(out, i < code.host_digests.size() ? code.host_digests[i] : std::string());
     }
     put_size(out, code.images.size());
     for (const device_image& image : code.images)
     {
         put_string(out, image.kernel);
         put_string(out, image.code);
+        put_string(out, image.digest);
         put_string(out, image.binary);
         put_size(out, image.reports.size());
         for (const std::string& report : image.reports)
@@ -121,12 +123,14 @@ compiled_code unpack(std::string_view payload)
     for (std::uint64_t i = in.count(); i > 0; --i)
     {
         code.host_objects.push_back(in.text());
+        code.host_digests.push_back(in.text());
     }
     for (std::uint64_t i = in.count(); i > 0; --i)
     {
         device_image image;
         image.kernel = in.text();
         image.code = in.text();
+        image.digest = in.text();
         image.binary = in.text();
         for (std::uint64_t j = in.count(); j > 0; --j)
         {

@@ -29,12 +29,14 @@ struct device_image
     std::uint32_t parameters = 0;     // 8-byte argument slots it takes
     std::array<std::int32_t, 3> known_block{{0, 0, 0}}; // the block size it was compiled for (0: any)
     std::vector<argument_place> arguments;              // AMD: from the code object's metadata, per parameter
+    std::string digest; // what the compile memo keeps `code` under ("": not kept)
 };
 
 struct compiled_code
 {
     std::vector<std::string> host_objects;
-    std::vector<device_image> images; // in the order of the module's kernels
+    std::vector<std::string> host_digests; // the memo's key of each object ("": not kept)
+    std::vector<device_image> images;      // in the order of the module's kernels
 };
 
 std::string pack(const compiled_code& code);

@@ -30,12 +30,16 @@ compile_device(const ir::function& f, llvm::Module& device, const target& kernel
     image.kernel = f.name;
     if (kernels.kind == target_kind::amdgpu)
     {
-        image.code = compile_code_object(device, kernels, llvm_ir_out);
+        compiled_part part = compile_code_object(device, kernels, llvm_ir_out);
+        image.code = std::move(part.code);
+        image.digest = std::move(part.digest);
         image.arguments = argument_places(image.code, f.name, f.parameters.size());
     }
     else
     {
-        image.code = compile_ptx(device, kernels, llvm_ir_out);
+        compiled_part part = compile_ptx(device, kernels, llvm_ir_out);
+        image.code = std::move(part.code);
+        image.digest = std::move(part.digest);
         image.binary = assemble_ptx(image.code, kernels.cpu);
     }
     image.reports = codegen::report_messages(f);
@@ -82,8 +86,12 @@ std::string compile(const ir::module& m, const target& kernels, std::string* llv
     }
     std::string host_ir;
     compiled_code code;
-    code.host_objects =
-        compile_host(*lowered.host, kernels.is_gpu() ? host : kernels, inspecting ? &host_ir : nullptr);
+    for (compiled_part& part :
+         compile_host(*lowered.host, kernels.is_gpu() ? host : kernels, inspecting ? &host_ir : nullptr))
+    {
+        code.host_objects.push_back(std::move(part.code));
+        code.host_digests.push_back(std::move(part.digest));
+    }
     for (std::future<device_image>& image : images)
     {
         code.images.push_back(image.get());
@@ -97,6 +105,18 @@ std::string compile(const ir::module& m, const target& kernels, std::string* llv
         *llvm_ir_out += host_ir;
     }
     return pack(code);
+}
+
+void remember_parts(const compiled_code& code)
+{
+    for (std::size_t i = 0; i < code.host_objects.size() && i < code.host_digests.size(); ++i)
+    {
+        part_memo::instance().remember({code.host_objects[i], code.host_digests[i]});
+    }
+    for (const device_image& image : code.images)
+    {
+        part_memo::instance().remember({image.code, image.digest});
+    }
 }
 
 part_counts compiled_part_counts()

@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "code_bundle.hpp"
 #include "flyrt/ir.hpp"
 #include "flyrt/target.hpp"
 #include "part_memo.hpp"
@@ -16,6 +17,11 @@ namespace flyrt::jit
 // `llvm_ir_out`, if given, receives the optimized LLVM IR as text (for
 // inspection; every function is compiled then).
 std::string compile(const ir::module& m, const target& kernels, std::string* llvm_ir_out = nullptr);
+
+// Keeps a loaded payload's parts (one compiled by another process, from the
+// disk cache) for this process's compiles: after a warm start, an edit
+// recompiles only the parts whose IR it changed.
+void remember_parts(const compiled_code& code);
 
 // Functions compiled, and reused from an earlier compile, in this process.
 part_counts compiled_part_counts();

@@ -60,7 +60,7 @@ void initialize_native_target()
                    });
 }
 
-std::vector<std::string> compile_host(llvm::Module& module, const target& cpu, std::string* llvm_ir_out)
+std::vector<compiled_part> compile_host(llvm::Module& module, const target& cpu, std::string* llvm_ir_out)
 {
     const machine_lease<host_machine> host(cpu);
     module.setDataLayout(host->machine->createDataLayout());
@@ -74,7 +74,7 @@ std::vector<std::string> compile_host(llvm::Module& module, const target& cpu, s
         }
     }
     std::vector<std::unique_ptr<llvm::Module>> parts = split_by_function(module);
-    std::vector<std::string> objects;
+    std::vector<compiled_part> objects;
     auto compile_part = [&](llvm::Module& part)
     {
         // Inspection wants every part's optimized IR: compile them all then.

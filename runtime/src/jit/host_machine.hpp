@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "flyrt/target.hpp"
+#include "part_memo.hpp"
 
 namespace llvm
 {
@@ -21,6 +22,6 @@ void initialize_native_target();
 
 // Compiles `module` (which it modifies) for `cpu`. `llvm_ir_out`, if given,
 // receives the optimized LLVM IR (every function is compiled then).
-std::vector<std::string> compile_host(llvm::Module& module, const target& cpu, std::string* llvm_ir_out);
+std::vector<compiled_part> compile_host(llvm::Module& module, const target& cpu, std::string* llvm_ir_out);
 
 } // namespace flyrt::jit

@@ -139,7 +139,7 @@ void set_libdevice_path(const std::string& path)
     libdevice().set_path(path);
 }
 
-std::string compile_ptx(llvm::Module& kernel, const target& gpu, std::string* llvm_ir_out)
+compiled_part compile_ptx(llvm::Module& kernel, const target& gpu, std::string* llvm_ir_out)
 {
     target chosen = gpu;
     if (needs_ptx84(kernel))

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "flyrt/target.hpp"
+#include "part_memo.hpp"
 
 namespace llvm
 {
@@ -24,6 +25,6 @@ namespace flyrt::jit
 void set_libdevice_path(const std::string& path);
 
 // PTX for `kernel` (a module holding one kernel, which it modifies).
-std::string compile_ptx(llvm::Module& kernel, const target& gpu, std::string* llvm_ir_out);
+compiled_part compile_ptx(llvm::Module& kernel, const target& gpu, std::string* llvm_ir_out);
 
 } // namespace flyrt::jit

@@ -41,6 +41,14 @@ void part_memo::add(const std::string& key, const std::string& code)
     }
 }
 
+void part_memo::remember(const compiled_part& part)
+{
+    if (!part.digest.empty())
+    {
+        add(part.digest, part.code);
+    }
+}
+
 part_counts part_memo::counts()
 {
     std::lock_guard<std::mutex> lock(m_mutex);

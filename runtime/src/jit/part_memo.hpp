@@ -17,6 +17,13 @@ class Module;
 namespace flyrt::jit
 {
 
+// Compiled code and the digest the memo keeps it under ("": not kept).
+struct compiled_part
+{
+    std::string code;
+    std::string digest;
+};
+
 // Functions compiled, and reused from an earlier compile, in this process.
 struct part_counts
 {
@@ -32,19 +39,22 @@ public:
 
     // What `key` compiled to before, else what `compile()` makes now, kept
     // for the next time (an empty key: compiled, not kept).
-    template <class Compile> std::string memoized(const std::string& key, Compile&& compile)
+    template <class Compile> compiled_part memoized(const std::string& key, Compile&& compile)
     {
         if (std::optional<std::string> known = key.empty() ? std::nullopt : find(key))
         {
-            return std::move(*known);
+            return {std::move(*known), key};
         }
         std::string code = compile();
         if (!key.empty())
         {
             add(key, code);
         }
-        return code;
+        return {std::move(code), key};
     }
+    // Code an earlier process compiled (a payload from the disk cache), kept
+    // as if compiled here: a later edit recompiles only the parts it changed.
+    void remember(const compiled_part& part);
     part_counts counts();
 
 private:
