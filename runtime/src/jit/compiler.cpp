@@ -28,18 +28,17 @@ compile_device(const ir::function& f, llvm::Module& device, const target& kernel
     llvm_error_collector errors(device.getContext());
     device_image image;
     image.kernel = f.name;
-    if (kernels.kind == target_kind::amdgpu)
+    const bool amdgpu = kernels.kind == target_kind::amdgpu;
+    compiled_part part = amdgpu ? compile_code_object(device, kernels, llvm_ir_out)
+                                : compile_ptx(device, kernels, llvm_ir_out);
+    image.code = std::move(part.code);
+    image.digest = std::move(part.digest);
+    if (amdgpu)
     {
-        compiled_part part = compile_code_object(device, kernels, llvm_ir_out);
-        image.code = std::move(part.code);
-        image.digest = std::move(part.digest);
         image.arguments = argument_places(image.code, f.name, f.parameters.size());
     }
     else
     {
-        compiled_part part = compile_ptx(device, kernels, llvm_ir_out);
-        image.code = std::move(part.code);
-        image.digest = std::move(part.digest);
         image.binary = assemble_ptx(image.code, kernels.cpu);
     }
     image.reports = codegen::report_messages(f);
@@ -111,11 +110,11 @@ void remember_parts(const compiled_code& code)
 {
     for (std::size_t i = 0; i < code.host_objects.size() && i < code.host_digests.size(); ++i)
     {
-        part_memo::instance().remember({code.host_objects[i], code.host_digests[i]});
+        part_memo::instance().remember(code.host_digests[i], code.host_objects[i]);
     }
     for (const device_image& image : code.images)
     {
-        part_memo::instance().remember({image.code, image.digest});
+        part_memo::instance().remember(image.digest, image.code);
     }
 }
 

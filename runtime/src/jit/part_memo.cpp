@@ -29,7 +29,7 @@ std::optional<std::string> part_memo::find(const std::string& key)
 void part_memo::add(const std::string& key, const std::string& code)
 {
     std::lock_guard<std::mutex> lock(m_mutex);
-    if (!m_code.emplace(key, code).second)
+    if (!m_code.try_emplace(key, code).second) // the code is copied only when the key is new
     {
         return;
     }
@@ -41,11 +41,11 @@ void part_memo::add(const std::string& key, const std::string& code)
     }
 }
 
-void part_memo::remember(const compiled_part& part)
+void part_memo::remember(const std::string& digest, const std::string& code)
 {
-    if (!part.digest.empty())
+    if (!digest.empty())
     {
-        add(part.digest, part.code);
+        add(digest, code);
     }
 }
 

@@ -54,7 +54,7 @@ public:
     }
     // Code an earlier process compiled (a payload from the disk cache), kept
     // as if compiled here: a later edit recompiles only the parts it changed.
-    void remember(const compiled_part& part);
+    void remember(const std::string& digest, const std::string& code);
     part_counts counts();
 
 private:
