@@ -67,14 +67,14 @@ MMA_BLOCKS_PER_SM = {("e4m3fn", 1): {"nvptx": 16, "amdgpu": 4}, ("e4m3fn", 2): {
 def _mma_blocks_per_sm(fp8_format, stages, warps, prefetch=False, head_size=128, checked=False):
     """The matrix-unit kernel's occupancy hint per target: MMA_BLOCKS_PER_SM's single-warp blocks as blocks of
     `warps`, and for blocks of several at most 3 (ptxas on sm_90: e4m3fn's merge spilled 60 bytes at 4, none
-    at 3), or 2 with a page in flight (in shared memory, 86 KB at head size 128, no more fit on an H200; in
-    registers, as many as two stages'; ptxas on sm_90 with the prefetch: e4m3fn 164 registers at 1 warp, 199
-    at 4, e4m3fnuz 238; no spills); half as many at head size 256 (its output fragments alone are 128
+    at 3), or 2 with a page in flight in shared memory (86 KB at head size 128, no more fit on an H200; a page
+    in registers takes MMA_BLOCKS_PER_SM's prefetch row: ptxas on sm_90, 4 warps, e4m3fn 166 registers at 3
+    blocks, e4m3fnuz 238 at 2; no spills); half as many at head size 256 (its output fragments alone are 128
     registers a lane), and half as many with bounds checks (`checked`: each check's report path holds values;
     on AMD at 2 waves per SIMD the checked kernel needed scratch, 24 bytes with e4m3fnuz and 160 with e4m3fn,
     at 1 none; on sm_90 e4m3fn's single warp spilled 448 bytes at 16 blocks, 356 with the prefetch at 12,
     none at 8 and 6, and the big benchmark shape checked took 468 us on an H100 where it had taken 653)."""
-    most = (2 if stages > 1 or prefetch else 3) if warps > 1 else None
+    most = (2 if stages > 1 else 3) if warps > 1 else None
     per_head = max(head_size, 128) // 128
     hints = MMA_BLOCKS_PER_SM[fp8_format, "prefetch" if prefetch else stages]
     return {target: max(1, min(blocks // per_head // warps, most or blocks) // (2 if checked else 1))
@@ -220,9 +220,11 @@ def _normalize(acc, row, head_size, total, out, slot, q_index, g):
 def _share_rows(row_stats, parts, peaks, totals, out_frags, warps, warp, lane, gq, tq):
     """A block's warps (each over pages of its own) at an item's end: their row peaks and softmax totals
     (rows gq and gq + 8) meet in shared `row_stats` [2, warps, 16], each warp rescales its output rows to
-    the block's peaks, and warps 1.. leave theirs in `parts` [warps - 1, 32 lanes, fragments x 4, and 4 more
-    floats: a quarter warp's 16-byte stores in different banks]. Returns (the block's peaks, their bases:
-    0 for a row with no visible token, the rescaled fragments)."""
+    the block's peaks, and warps 1.. leave theirs in `parts` [_merge_slots(warps), 32 lanes, fragments x 4,
+    and 4 more floats: a quarter warp's 16-byte stores in different banks]: past 4 warps, halves of the block
+    first fold onto the other halves (warp w + n added into warp w), so that 8 warps' merge fits AMD's 64 KB
+    of LDS. Returns (the block's peaks, their bases: 0 for a row with no visible token, the rescaled
+    fragments)."""
     if tq == 0:
         for h in fx.range_constexpr(2):
             row_stats[0, warp, gq + 8 * h] = peaks[h]
@@ -238,11 +240,27 @@ def _share_rows(row_stats, parts, peaks, totals, out_frags, warps, warp, lane, g
     factors = [fx.exp2(peaks[h] - bases[h], approx=True) for h in range(2)]
     rescale = fx.Vector.from_elements([factors[0], factors[0], factors[1], factors[1]])
     out_frags = [o * rescale for o in out_frags]
-    if warp > 0:
+    holding = warps
+    while holding > 4:
+        holding //= 2
+        if (warp >= holding) & (warp < 2 * holding):
+            for j, o in enumerate(out_frags):
+                o.store(parts, (warp - holding, lane, 4 * j), align=16)
+        fx.barrier()
+        if warp < holding:
+            out_frags = [o + fx.Vector.load(parts, (warp, lane, 4 * j), 4, align=16) for j, o in enumerate(out_frags)]
+        fx.barrier()  # (the slots read before the next round's stores)
+    if (warp > 0) & (warp < holding):
         for j, o in enumerate(out_frags):
             o.store(parts, (warp - 1, lane, 4 * j), align=16)
     fx.barrier()
     return tops, bases, out_frags
+
+
+def _merge_slots(warps):
+    """The output fragments' slots of _share_rows' merge: one for each warp but the first, or past 4
+    warps, one for each warp of the half that folds."""
+    return warps // 2 if warps > 4 else warps - 1
 
 
 def _gather_rows(row_stats, parts, bases, out_frags, warps, lane, gq):
@@ -256,7 +274,7 @@ def _gather_rows(row_stats, parts, bases, out_frags, warps, lane, gq):
         totals.append(total)
     merged = []
     for j, o in enumerate(out_frags):
-        for w in fx.range_constexpr(warps - 1):
+        for w in fx.range_constexpr(min(warps, 4) - 1):  # (past 4 warps, folded into 4 by _share_rows)
             o = o + fx.Vector.load(parts, (w, lane, 4 * j), 4, align=16)
         merged.append(o)
     return totals, merged
@@ -482,7 +500,7 @@ def compile_pa_decode_ps(softmax_scale=None, trans_v=False, needs_mask=True, que
                   for _ in range(stages if stages > 1 else 0)]
         if fx.const_expr(warps > 1):  # what the warps hand each other at an item's end (_share_rows)
             row_stats = fx.shared((2, warps, 16), fx.Float32)
-            parts = fx.shared((warps - 1, 32, head_size // 2 + 4), fx.Float32)
+            parts = fx.shared((_merge_slots(warps), 32, head_size // 2 + 4), fx.Float32)
         for item in range(worker_offsets[fx.block_idx.x], worker_offsets[fx.block_idx.x + 1]):
             seq = work[item, 0]
             kv_head = work[item, 1]
@@ -744,8 +762,11 @@ DEFAULT_BLOCKS_PER_SM = 16
 # while it computes one. On the H200 (2026-12-04) shared-memory stages and one launch lost every layout
 # they were timed on (one warp's last block: 32 threads weighing a long context's partials, 10x the combine
 # kernel's time on a context of 32k), the prefetch won e4m3fnuz's big shape (457 -> 380 us) and the small
-# ones (up to 15 %) and lost e4m3fn's big one (363 -> 387 us: its hint drops from 16 blocks to 12).
-VARIANTS = ((1, 1, False, False), (1, 1, False, True), (4, 1, False, False), (4, 1, False, True))
+# ones (up to 15 %) and lost e4m3fn's big one (363 -> 387 us: its hint drops from 16 blocks to 12). Blocks of
+# 8 warps with the prefetch (one a multiprocessor) won the single long context on an H100 (2026-12-06: 17.5 ->
+# 16.5 us e4m3fn, 18.4 -> 17.0 e4m3fnuz) and lost the 16-sequence one (18.8 -> 21.4 e4m3fn).
+VARIANTS = ((1, 1, False, False), (1, 1, False, True), (4, 1, False, False), (4, 1, False, True),
+            (8, 1, False, True))
 
 
 class _DecodeInputs:
@@ -782,7 +803,17 @@ def _split_choices(configs, named):
     variants = on_gpu and _matrix_unit_fits(rows, q_shape[2], kv_shape[1], trans_v)
     return [c for c in configs if (open_split or c.kwargs["blocks_per_sm"] == DEFAULT_BLOCKS_PER_SM)
             and (variants or _variant(c) == VARIANTS[0])
-            and c.kwargs["pages_per_work"] * kv_shape[1] // 16 >= c.kwargs["warps"]]  # (no warp without a tile)
+            and c.kwargs["pages_per_work"] * kv_shape[1] // 16 >= c.kwargs["warps"]  # (no warp without a tile)
+            and _merge_bytes(c.kwargs["warps"], q_shape[2]) <= MERGE_BYTES]
+
+
+# The most shared memory the warps' merge takes (_share_rows): AMD's LDS and the CPU's 64 KB a block, less
+# the query rows and row statistics beside it (8 warps at head size 256 would take 68 KB).
+MERGE_BYTES = 56 * 1024
+
+
+def _merge_bytes(warps, head_size):
+    return _merge_slots(warps) * 32 * (head_size // 2 + 4) * 4 if warps > 1 else 0
 
 
 def _variant(config):
@@ -793,7 +824,7 @@ def _variant(config):
 
 def _precompile_decode_step(inputs, layout, pages_per_work, blocks_per_sm, stages, one_launch, warps, prefetch):
     """A choice's kernels compiled (not run): what the tuner does for every choice, on threads at once, before
-    it times any (the kernel's variants, four on a GPU, compile side by side). Choices that differ in their
+    it times any (the kernel's variants, five on a GPU, compile side by side). Choices that differ in their
     split alone share a specialization: one thread compiles it, not one per choice (all at once on the H100,
     72 choices took 11.4 s where 3 had taken one at a time)."""
     step = _plan_for(inputs, pages_per_work, blocks_per_sm, stages, one_launch, warps, prefetch)
@@ -805,7 +836,7 @@ def _precompile_decode_step(inputs, layout, pages_per_work, blocks_per_sm, stage
     step.warmup()
 
 
-# 72 configs on a GPU (20 where the matrix-unit kernel does not take the shape): about 12 ms of timing
+# 100 configs on a GPU (20 where the matrix-unit kernel does not take the shape): about 12 ms of timing
 # each keeps a layout's tuning near a second.
 @flyc.autotune(configs=[flyc.Config({"pages_per_work": p, "blocks_per_sm": b, "stages": s, "one_launch": one,
                                      "warps": w, "prefetch": ahead})

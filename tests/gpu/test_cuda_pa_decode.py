@@ -91,7 +91,7 @@ def test_the_portable_kernel_on_the_gpu(name, monkeypatch):
 
 VARIANTS = [(stages, one_launch, 1, False) for stages in (1, 2, 3) for one_launch in (True, False)] + [
     (stages, one_launch, 4, False) for stages in (1, 3) for one_launch in (True, False)] + [
-    (1, one_launch, warps, True) for warps in (1, 4) for one_launch in (True, False)]
+    (1, one_launch, warps, True) for warps in (1, 4) for one_launch in (True, False)] + [(1, False, 8, True)]
 
 
 @pytest.mark.parametrize("stages, one_launch, warps, prefetch", VARIANTS,
@@ -104,7 +104,8 @@ def test_every_variant_of_the_matrix_unit_kernel(name, stages, one_launch, warps
     """What the tuner chooses between, each against the reference: pages in flight through shared memory or
     registers,
     the partials combined by the last block to arrive or by a kernel of their own, and blocks of 4 warps
-    sharing an item's pages (6: two for warps 0 and 1, one for the others); run twice, the output poisoned
+    sharing an item's pages (6: two for warps 0 and 1, one for the others) or 8 (6: warps 6 and 7 idle, their
+    half of the merge folded in all the same); run twice, the output poisoned
     between, so that the arrival counts a launch leaves at 0 are seen to be."""
     options = dict(CASES[name])
     case = make_case(seed=len(name) + stages, **options)

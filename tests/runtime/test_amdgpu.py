@@ -151,7 +151,7 @@ def test_pa_decode_matrix_kernel_on_gfx942_runs_two_warps_a_wave_without_scratch
 
 @pytest.mark.parametrize("fmt", ["e4m3fnuz", "e4m3fn"])
 @pytest.mark.parametrize("warps, stages, one_launch, prefetch", [
-    (1, 1, False, False), (1, 1, False, True), (4, 1, False, False), (4, 1, False, True)])
+    (1, 1, False, False), (1, 1, False, True), (4, 1, False, False), (4, 1, False, True), (8, 1, False, True)])
 def test_every_pa_decode_variant_the_tuner_tries_compiles_for_gfx942_without_scratch(fmt, warps, stages, one_launch,
                                                                                     prefetch):
     """The tuner's variants (pa.VARIANTS, spelled out: a change there is a change here too) at their AMD
