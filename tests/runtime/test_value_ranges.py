@@ -114,6 +114,48 @@ def test_a_kernel_launched_with_constant_and_traced_blocks():
     assert "block(32,1,1)" in ir and ir.count("kernel @") == 2
 
 
+@flyc.kernel
+def _merge_warps(x: fx.Tensor, out: fx.Tensor, guard: fx.Constexpr[str]):
+    # four warps of 32; warps 1-3 leave their row in slots 0-2, warp 0 sums them
+    t = fx.thread_idx.x
+    warp, lane = t // 32, t % 32
+    slots = fx.shared((3, 32), fx.Float32)
+    if fx.const_expr(guard == "both"):
+        if (warp > 0) & (warp < 4):  # both compares narrow warp: the slot is proven
+            slots[warp - 1, lane] = x[t]
+    elif fx.const_expr(guard == "else"):
+        if warp == 0:
+            out[lane] = 0.0
+        else:  # warp != 0, so at least 1: proven
+            slots[warp - 1, lane] = x[t]
+    else:
+        if warp < 4:  # says nothing of warp 0's slot -1: checked, and it reports
+            slots[warp - 1, lane] = x[t]
+    fx.barrier()
+    if warp == 0:
+        out[lane] = slots[0, lane] + slots[1, lane] + slots[2, lane]
+
+
+@flyc.jit
+def merge_warps(x: fx.Tensor, out: fx.Tensor, guard: fx.Constexpr[str]):
+    _merge_warps(x, out, guard).launch(block=(128,))
+
+
+@pytest.mark.parametrize("guard", ["both", "else"])
+def test_a_branch_condition_narrows_what_its_region_indexes(guard):
+    x, out = np.arange(128, dtype=np.float32), np.zeros(32, np.float32)
+    assert reports(merge_warps.lower(x, out, guard, target="cpu")) == {"x", "out"}
+    merge_warps(x, out, guard)
+    np.testing.assert_array_equal(out, x[32:64] + x[64:96] + x[96:])
+
+
+def test_a_branch_condition_that_leaves_an_index_open_keeps_its_check():
+    x, out = np.arange(128, dtype=np.float32), np.zeros(32, np.float32)
+    assert "shared" in reports(merge_warps.lower(x, out, "upper", target="cpu"))
+    with pytest.raises(IndexError, match=r"index \(-1, \d+\) is out of bounds for tensor 'shared' of shape \(3, 32\)"):
+        merge_warps(x, out, "upper")
+
+
 # -- the block-level inference (codegen/cpu/bounds_inference): a block whose
 # checks all hold runs unchecked; any block that may go out of bounds runs checked
 

@@ -8,7 +8,9 @@
 // constants, thread and block indices (a block has at most 1,024 threads, or
 // the kernel's known block size), and `for` induction variables; values the
 // analysis cannot follow (loads, loop-carried values) are their type's whole
-// range. Arithmetic that could wrap in its type gives the whole range.
+// range. Arithmetic that could wrap in its type gives the whole range. Inside
+// a branch, what its condition's compares say narrows their operands: under
+// `if (w > 0) & (w < 4)`, `w - 1` is at least 0.
 #pragma once
 
 #include <vector>
@@ -44,9 +46,13 @@ private:
     int_range special(const op& o) const;
     void set(value_id id, const int_range& r);
     int_range whole(value_id id) const;
+    void visit_assuming(const region& r, value_id cond, bool holds);
+    void assume(value_id cond, bool holds, std::vector<std::pair<value_id, int_range>>& saved);
+    void narrow(value_id id, wide lo, wide hi, std::vector<std::pair<value_id, int_range>>& saved);
 
     const function& m_fn;
     std::vector<int_range> m_ranges;
+    std::vector<const op*> m_defs; // the op that defines each value visited so far
 };
 
 // Rewrites the integer ops whose value the ranges decide into constants: a

@@ -1,6 +1,7 @@
 #include "flyrt/value_ranges.hpp"
 
 #include <algorithm>
+#include <tuple>
 
 namespace flyrt::ir
 {
@@ -265,7 +266,7 @@ void fold(function& f, region& r, const value_ranges& ranges)
 
 } // namespace
 
-value_ranges::value_ranges(const function& f) : m_fn(f), m_ranges(f.values.size())
+value_ranges::value_ranges(const function& f) : m_fn(f), m_ranges(f.values.size()), m_defs(f.values.size())
 {
     for (std::size_t id = 0; id < f.values.size(); ++id)
     {
@@ -301,6 +302,10 @@ void value_ranges::visit(const region& r)
 
 void value_ranges::visit(const op& o)
 {
+    for (const value_id result : o.results)
+    {
+        m_defs.at(static_cast<std::size_t>(result)) = &o;
+    }
     const auto operand_is_int = [&](std::size_t i) { return is_int_scalar(m_fn.type_of(o.operands.at(i))); };
     switch (o.code)
     {
@@ -370,8 +375,8 @@ void value_ranges::visit(const op& o)
         break;
     case opcode::if_:
     {
-        visit(*o.regions[0]);
-        visit(*o.regions[1]);
+        visit_assuming(*o.regions[0], o.operands[0], true);
+        visit_assuming(*o.regions[1], o.operands[0], false);
         if (o.results.empty())
         {
             break;
@@ -415,6 +420,104 @@ void value_ranges::visit(const op& o)
         }
         break;
     }
+}
+
+// A branch's region, with the ranges its condition narrows (restored after:
+// values defined before the branch are also used outside it).
+void value_ranges::visit_assuming(const region& r, value_id cond, bool holds)
+{
+    std::vector<std::pair<value_id, int_range>> saved;
+    assume(cond, holds, saved);
+    visit(r);
+    for (auto it = saved.rbegin(); it != saved.rend(); ++it)
+    {
+        m_ranges.at(static_cast<std::size_t>(it->first)) = it->second;
+    }
+}
+
+// Narrows what `cond` being `holds` says: an integer compare's operands, and
+// through NOT, AND (both hold) and OR (neither does) of Booleans.
+void value_ranges::assume(value_id cond, bool holds, std::vector<std::pair<value_id, int_range>>& saved)
+{
+    const op* def = m_defs.at(static_cast<std::size_t>(cond));
+    if (def == nullptr)
+    {
+        return;
+    }
+    const bool boolean = m_fn.type_of(cond).kind == scalar::i1;
+    if (def->code == opcode::unary && boolean && static_cast<arith>(def->attr) == arith::bit_not)
+    {
+        assume(def->operands[0], !holds, saved);
+        return;
+    }
+    if (def->code == opcode::binary && boolean)
+    {
+        const auto kind = static_cast<arith>(def->attr);
+        if ((kind == arith::bit_and && holds) || (kind == arith::bit_or && !holds))
+        {
+            assume(def->operands[0], holds, saved);
+            assume(def->operands[1], holds, saved);
+        }
+        return;
+    }
+    if (def->code != opcode::compare || !is_int_scalar(m_fn.type_of(def->operands[0])))
+    {
+        return;
+    }
+    static constexpr predicate negated[] = {
+        predicate::ne, predicate::eq, predicate::ge, predicate::gt, predicate::le, predicate::lt};
+    auto p = static_cast<predicate>(def->attr);
+    p = holds ? p : negated[static_cast<int>(p)];
+    value_id a = def->operands[0];
+    value_id b = def->operands[1];
+    if (p == predicate::gt || p == predicate::ge)
+    {
+        std::swap(a, b);
+        p = p == predicate::gt ? predicate::lt : predicate::le;
+    }
+    const int_range ra = of(a);
+    const int_range rb = of(b);
+    switch (p)
+    {
+    case predicate::lt: // a < b
+        narrow(a, ra.lo, std::min(ra.hi, rb.hi - 1), saved);
+        narrow(b, std::max(rb.lo, ra.lo + 1), rb.hi, saved);
+        break;
+    case predicate::le:
+        narrow(a, ra.lo, std::min(ra.hi, rb.hi), saved);
+        narrow(b, std::max(rb.lo, ra.lo), rb.hi, saved);
+        break;
+    case predicate::eq:
+        narrow(a, std::max(ra.lo, rb.lo), std::min(ra.hi, rb.hi), saved);
+        narrow(b, std::max(ra.lo, rb.lo), std::min(ra.hi, rb.hi), saved);
+        break;
+    case predicate::ne: // only a range's end can be cut off: `w != 0` of w in [0, 3] is [1, 3]
+        for (const auto& [x, rx, ry] : {std::tuple{a, ra, rb}, std::tuple{b, rb, ra}})
+        {
+            if (ry.single() && !rx.single())
+            {
+                narrow(x, rx.lo + (ry.lo == rx.lo), rx.hi - (ry.lo == rx.hi), saved);
+            }
+        }
+        break;
+    default:
+        break;
+    }
+}
+
+// `id` within [lo, hi] (on its stride) from here on; an empty interval (a
+// branch that cannot run) narrows nothing.
+void value_ranges::narrow(value_id id, wide lo, wide hi, std::vector<std::pair<value_id, int_range>>& saved)
+{
+    int_range& r = m_ranges.at(static_cast<std::size_t>(id));
+    const int_range narrowed = r.single() ? r : lattice(lo, hi, r.stride, r.lo);
+    if (lo > hi || narrowed.lo > narrowed.hi || (narrowed.lo == r.lo && narrowed.hi == r.hi))
+    {
+        return;
+    }
+    saved.emplace_back(id, r);
+    r = narrowed;
+    r.stride = r.single() ? 0 : r.stride;
 }
 
 int_range value_ranges::special(const op& o) const
