@@ -120,13 +120,23 @@ def _merge_warps(x: fx.Tensor, out: fx.Tensor, guard: fx.Constexpr[str]):
     t = fx.thread_idx.x
     warp, lane = t // 32, t % 32
     slots = fx.shared((3, 32), fx.Float32)
-    if fx.const_expr(guard == "both"):
-        if (warp > 0) & (warp < 4):  # both compares narrow warp: the slot is proven
+    # every guard but "upper" keeps warp 0 from slot -1, and says so in a way the ranges can read
+    if fx.const_expr(guard == "and"):
+        if (warp > 0) & (warp < 4):
             slots[warp - 1, lane] = x[t]
-    elif fx.const_expr(guard == "else"):
-        if warp == 0:
+    elif fx.const_expr(guard == "not"):
+        if ~(warp == 0):
+            slots[warp - 1, lane] = x[t]
+    elif fx.const_expr(guard in ("else of ==", "else of <", "else of or")):
+        if fx.const_expr(guard == "else of =="):
+            first = warp == 0
+        elif fx.const_expr(guard == "else of <"):
+            first = warp < 1
+        else:
+            first = (warp < 1) | (warp > 3)
+        if first:
             out[lane] = 0.0
-        else:  # warp != 0, so at least 1: proven
+        else:
             slots[warp - 1, lane] = x[t]
     else:
         if warp < 4:  # says nothing of warp 0's slot -1: checked, and it reports
@@ -141,7 +151,7 @@ def merge_warps(x: fx.Tensor, out: fx.Tensor, guard: fx.Constexpr[str]):
     _merge_warps(x, out, guard).launch(block=(128,))
 
 
-@pytest.mark.parametrize("guard", ["both", "else"])
+@pytest.mark.parametrize("guard", ["and", "not", "else of ==", "else of <", "else of or"])
 def test_a_branch_condition_narrows_what_its_region_indexes(guard):
     x, out = np.arange(128, dtype=np.float32), np.zeros(32, np.float32)
     assert reports(merge_warps.lower(x, out, guard, target="cpu")) == {"x", "out"}

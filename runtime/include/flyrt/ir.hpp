@@ -11,6 +11,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -305,5 +306,19 @@ struct module
 
 // Readable text of the IR; also the content that disk-cache keys hash.
 std::string print(const module& m);
+
+// The predicate that holds where `p` does not.
+predicate negated(predicate p);
+
+// A compare that held (`holds`) or failed, read as lesser < greater (strict)
+// or lesser <= greater: x > y is y < x, a failed x < y is y <= x. None for an
+// (in)equality.
+struct ordering
+{
+    value_id lesser;
+    value_id greater;
+    bool strict;
+};
+std::optional<ordering> ordering_of(const op& compare, bool holds);
 
 } // namespace flyrt::ir

@@ -273,4 +273,38 @@ std::string print(const module& m)
     return out.str();
 }
 
+predicate negated(predicate p)
+{
+    switch (p)
+    {
+    case predicate::eq:
+        return predicate::ne;
+    case predicate::ne:
+        return predicate::eq;
+    case predicate::lt:
+        return predicate::ge;
+    case predicate::le:
+        return predicate::gt;
+    case predicate::gt:
+        return predicate::le;
+    case predicate::ge:
+        return predicate::lt;
+    }
+    return p;
+}
+
+std::optional<ordering> ordering_of(const op& compare, bool holds)
+{
+    const auto p =
+        holds ? static_cast<predicate>(compare.attr) : negated(static_cast<predicate>(compare.attr));
+    if (p == predicate::eq || p == predicate::ne)
+    {
+        return std::nullopt;
+    }
+    const bool swap = p == predicate::gt || p == predicate::ge;
+    return ordering{compare.operands[swap ? 1 : 0],
+                    compare.operands[swap ? 0 : 1],
+                    p == predicate::lt || p == predicate::gt};
+}
+
 } // namespace flyrt::ir

@@ -444,13 +444,7 @@ void value_ranges::assume(value_id cond, bool holds, std::vector<std::pair<value
     {
         return;
     }
-    const bool boolean = m_fn.type_of(cond).kind == scalar::i1;
-    if (def->code == opcode::unary && boolean && static_cast<arith>(def->attr) == arith::bit_not)
-    {
-        assume(def->operands[0], !holds, saved);
-        return;
-    }
-    if (def->code == opcode::binary && boolean)
+    if (def->code == opcode::binary && m_fn.type_of(cond).kind == scalar::i1)
     {
         const auto kind = static_cast<arith>(def->attr);
         if ((kind == arith::bit_and && holds) || (kind == arith::bit_or && !holds))
@@ -458,50 +452,50 @@ void value_ranges::assume(value_id cond, bool holds, std::vector<std::pair<value
             assume(def->operands[0], holds, saved);
             assume(def->operands[1], holds, saved);
         }
+        else if (kind == arith::bit_xor) // NOT, as the front end writes it: x ^ true
+        {
+            for (int i = 0; i < 2; ++i)
+            {
+                const int_range& other = of(def->operands[1 - i]);
+                if (other.single() && other.lo != 0)
+                {
+                    assume(def->operands[i], !holds, saved);
+                }
+            }
+        }
         return;
     }
     if (def->code != opcode::compare || !is_int_scalar(m_fn.type_of(def->operands[0])))
     {
         return;
     }
-    static constexpr predicate negated[] = {
-        predicate::ne, predicate::eq, predicate::ge, predicate::gt, predicate::le, predicate::lt};
-    auto p = static_cast<predicate>(def->attr);
-    p = holds ? p : negated[static_cast<int>(p)];
-    value_id a = def->operands[0];
-    value_id b = def->operands[1];
-    if (p == predicate::gt || p == predicate::ge)
+    if (const auto order = ordering_of(*def, holds))
     {
-        std::swap(a, b);
-        p = p == predicate::gt ? predicate::lt : predicate::le;
+        // lesser < greater (or <=): lesser stays below greater's top, greater above lesser's bottom
+        const int_range lesser = of(order->lesser);
+        const int_range greater = of(order->greater);
+        const wide gap = order->strict ? 1 : 0;
+        narrow(order->lesser, lesser.lo, std::min(lesser.hi, greater.hi - gap), saved);
+        narrow(order->greater, std::max(greater.lo, lesser.lo + gap), greater.hi, saved);
+        return;
     }
+    const value_id a = def->operands[0];
+    const value_id b = def->operands[1];
     const int_range ra = of(a);
     const int_range rb = of(b);
-    switch (p)
+    if ((static_cast<predicate>(def->attr) == predicate::eq) == holds) // a == b: both in the overlap
     {
-    case predicate::lt: // a < b
-        narrow(a, ra.lo, std::min(ra.hi, rb.hi - 1), saved);
-        narrow(b, std::max(rb.lo, ra.lo + 1), rb.hi, saved);
-        break;
-    case predicate::le:
-        narrow(a, ra.lo, std::min(ra.hi, rb.hi), saved);
-        narrow(b, std::max(rb.lo, ra.lo), rb.hi, saved);
-        break;
-    case predicate::eq:
         narrow(a, std::max(ra.lo, rb.lo), std::min(ra.hi, rb.hi), saved);
         narrow(b, std::max(ra.lo, rb.lo), std::min(ra.hi, rb.hi), saved);
-        break;
-    case predicate::ne: // only a range's end can be cut off: `w != 0` of w in [0, 3] is [1, 3]
-        for (const auto& [x, rx, ry] : {std::tuple{a, ra, rb}, std::tuple{b, rb, ra}})
+        return;
+    }
+    // a != b: only a range's end can be cut off (`w != 0` of w in [0, 3] is [1, 3])
+    for (const auto& [x, rx, ry] : {std::tuple{a, ra, rb}, std::tuple{b, rb, ra}})
+    {
+        if (ry.single() && !rx.single())
         {
-            if (ry.single() && !rx.single())
-            {
-                narrow(x, rx.lo + (ry.lo == rx.lo), rx.hi - (ry.lo == rx.hi), saved);
-            }
+            narrow(x, rx.lo + (ry.lo == rx.lo), rx.hi - (ry.lo == rx.hi), saved);
         }
-        break;
-    default:
-        break;
     }
 }
 
@@ -510,14 +504,16 @@ void value_ranges::assume(value_id cond, bool holds, std::vector<std::pair<value
 void value_ranges::narrow(value_id id, wide lo, wide hi, std::vector<std::pair<value_id, int_range>>& saved)
 {
     int_range& r = m_ranges.at(static_cast<std::size_t>(id));
-    const int_range narrowed = r.single() ? r : lattice(lo, hi, r.stride, r.lo);
-    if (lo > hi || narrowed.lo > narrowed.hi || (narrowed.lo == r.lo && narrowed.hi == r.hi))
+    if (lo > hi || r.single())
     {
         return;
     }
-    saved.emplace_back(id, r);
-    r = narrowed;
-    r.stride = r.single() ? 0 : r.stride;
+    const int_range narrowed = lattice(lo, hi, r.stride, r.lo);
+    if (narrowed.lo != r.lo || narrowed.hi != r.hi)
+    {
+        saved.emplace_back(id, r);
+        r = narrowed;
+    }
 }
 
 int_range value_ranges::special(const op& o) const

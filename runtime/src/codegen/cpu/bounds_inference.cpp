@@ -169,32 +169,15 @@ bool bounds_inference::decides(const std::vector<const ir::op*>& ops) const
 }
 
 // What held on `side` of the branch `branch` (0: its condition, 1: its
-// negation) as lesser < greater (strict) or lesser <= greater: x > y is
-// y < x, and a failed x < y is y <= x. None for an (in)equality or a
-// condition that is not a comparison.
-std::optional<bounds_inference::order> bounds_inference::ordering(const ir::op& branch, int side) const
+// negation), where its condition is a comparison (ir::ordering_of).
+std::optional<ir::ordering> bounds_inference::ordering(const ir::op& branch, int side) const
 {
     const definition def = m_defs.at(static_cast<std::size_t>(branch.operands[0]));
     if (def.op == nullptr || def.result < 0 || def.op->code != opcode::compare)
     {
         return std::nullopt;
     }
-    auto p = static_cast<ir::predicate>(def.op->attr);
-    if (p == ir::predicate::eq || p == ir::predicate::ne)
-    {
-        return std::nullopt;
-    }
-    if (side == 1)
-    {
-        p = p == ir::predicate::lt   ? ir::predicate::ge
-            : p == ir::predicate::le ? ir::predicate::gt
-            : p == ir::predicate::gt ? ir::predicate::le
-                                     : ir::predicate::lt;
-    }
-    const bool swap = p == ir::predicate::gt || p == ir::predicate::ge;
-    return order{def.op->operands[swap ? 1 : 0],
-                 def.op->operands[swap ? 0 : 1],
-                 p == ir::predicate::lt || p == ir::predicate::gt};
+    return ir::ordering_of(*def.op, side == 0);
 }
 
 llvm::Value* bounds_inference::narrow(const guard& g)

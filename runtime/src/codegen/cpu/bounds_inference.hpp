@@ -82,13 +82,6 @@ private:
         const ir::op* branch;
         int side;
     };
-    // A comparison that held, read as lesser < greater (strict) or lesser <= greater.
-    struct order
-    {
-        ir::value_id lesser;
-        ir::value_id greater;
-        bool strict;
-    };
     struct check_site
     {
         const ir::op* check;
@@ -98,7 +91,7 @@ private:
     void index(const ir::region& r);
     bool follows(ir::value_id id) const;
     bool thread_invariant(ir::value_id id) const;
-    std::optional<order> ordering(const ir::op& branch, int side) const;
+    std::optional<ir::ordering> ordering(const ir::op& branch, int side) const;
     const ir::op* guard_of(const std::vector<const ir::op*>& ops) const;
     bool is_thread_x_plus_invariant(ir::value_id id) const;
     bool any_check(const ir::op& o, bool& all_followed) const;
