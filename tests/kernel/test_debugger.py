@@ -2,6 +2,7 @@
 DAP requests in `debug_request` messages on the control channel, replies in
 `debug_reply`, debugpy's events in `debug_event` messages on IOPub."""
 
+import queue
 import time
 from pathlib import Path
 
@@ -68,8 +69,10 @@ class DebugClient:
         deadline = time.monotonic() + timeout
         while True:
             left = deadline - time.monotonic()
-            assert left > 0, f"no '{event}' event; got {[e.get('event') for e in self.events]}"
-            msg = self.kc.get_iopub_msg(timeout=left)
+            try:
+                msg = self.kc.get_iopub_msg(timeout=max(left, 0))
+            except queue.Empty:
+                raise AssertionError(f"no '{event}' event in {timeout} s; got {[e.get('event') for e in self.events]}")
             if msg["msg_type"] != "debug_event":
                 continue
             self.events.append(msg["content"])
