@@ -72,7 +72,9 @@ class DebugClient:
             try:
                 msg = self.kc.get_iopub_msg(timeout=max(left, 0))
             except queue.Empty:
-                raise AssertionError(f"no '{event}' event in {timeout} s; got {[e.get('event') for e in self.events]}")
+                alive = "alive" if self.session.km.is_alive() else "dead"
+                raise AssertionError(f"no '{event}' event in {timeout} s (the kernel {alive}); got "
+                                     f"{[e.get('event') for e in self.events]}")
             if msg["msg_type"] != "debug_event":
                 continue
             self.events.append(msg["content"])
@@ -148,6 +150,25 @@ def test_a_breakpoint_in_a_cell_stops_steps_shows_variables_and_continues(debug)
     assert debug.request("debugInfo")["body"]["stoppedThreads"] == []
     value, _ = debug.session.execute("total")
     assert value["status"] == "ok"
+
+
+def test_many_stops_in_one_cell_keep_the_kernel_alive(debug):
+    # Every stop of all threads took a path in xeus 2.4.1 that read a missing
+    # field of a const message (undefined behaviour): now and then the kernel
+    # died at a stop (debugpy_client.cpp).
+    code = "def bump(n):\n    return n + 1\n\ncount = 0\nfor _ in range(STOPS):\n    count = bump(count)\n"
+    stops = 80
+    debug.session.execute(f"STOPS = {stops}")
+    debug.set_breakpoints(debug.dump_cell(code), 2)
+    debug.kc.execute(code)
+    for _ in range(stops):
+        stopped = debug.wait_event("stopped")
+        assert debug.request("debugInfo")["body"]["stoppedThreads"] == [stopped["body"]["threadId"]]
+        debug.request("continue", {"threadId": stopped["body"]["threadId"]})
+    assert debug.execute_reply()["status"] == "ok"
+    debug.request("setBreakpoints", {"breakpoints": [], "source": {"path": debug.dump_cell(code)}})
+    value, outputs = debug.session.execute("print(count)")
+    assert debug.session.stdout(outputs) == f"{stops}\n"
 
 
 def test_a_breakpoint_in_a_module_of_the_notebooks_stops_there(debug):
