@@ -40,7 +40,10 @@ class DebugClient:
         content = {"type": "request", "seq": self.seq, "command": command, "arguments": arguments or {}}
         msg = self.kc.session.msg("debug_request", content)
         self.kc.control_channel.send(msg)
-        reply = self.kc.get_control_msg(timeout=TIMEOUT)
+        try:
+            reply = self.kc.get_control_msg(timeout=TIMEOUT)
+        except queue.Empty:
+            raise AssertionError(f"no reply to '{command}' in {TIMEOUT} s (the kernel {self._liveness()})")
         assert reply["msg_type"] == "debug_reply"
         assert reply["parent_header"]["msg_id"] == msg["header"]["msg_id"]
         body = reply["content"]
@@ -72,14 +75,16 @@ class DebugClient:
             try:
                 msg = self.kc.get_iopub_msg(timeout=max(left, 0))
             except queue.Empty:
-                alive = "alive" if self.session.km.is_alive() else "dead"
-                raise AssertionError(f"no '{event}' event in {timeout} s (the kernel {alive}); got "
+                raise AssertionError(f"no '{event}' event in {timeout} s (the kernel {self._liveness()}); got "
                                      f"{[e.get('event') for e in self.events]}")
             if msg["msg_type"] != "debug_event":
                 continue
             self.events.append(msg["content"])
             if msg["content"].get("event") == event:
                 return msg["content"]
+
+    def _liveness(self):
+        return "alive" if self.session.km.is_alive() else "dead"
 
     def stack(self, thread_id):
         frames = self.request("stackTrace", {"threadId": thread_id})["body"]["stackFrames"]
