@@ -3,6 +3,7 @@ Linux perf through a jitdump file (each function's code and its Python
 lines), and `perf record` + `perf inject --jit` + `perf annotate` attribute
 a kernel's samples to the lines of its .py file."""
 
+import importlib
 import os
 import re
 import shutil
@@ -10,7 +11,10 @@ import struct
 import subprocess
 import sys
 
+import numpy as np
 import pytest
+
+import code_objects
 
 KERNEL = """\
 import numpy as np
@@ -52,7 +56,7 @@ def run_script(tmp_path, repeats=2, jitdump="1", prefix=()):
 
 
 def read_jitdump(path):
-    """(header flags, {code address: name}, {code address: [(file, line)]})."""
+    """(header flags, {code address: name}, {code address: [(file, line, address)]})."""
     data = path.read_bytes()
     magic, version, size, _machine, _pad, _pid, _time, flags = struct.unpack_from("<IIIIIIQQ", data)
     assert (magic, version) == (0x4A695444, 1)
@@ -67,9 +71,9 @@ def read_jitdump(path):
             address, entries = struct.unpack_from("<QQ", data, at + 16)
             entry = at + 32
             for _ in range(entries):
-                _addr, line, _discriminator = struct.unpack_from("<QII", data, entry)
+                at_address, line, _discriminator = struct.unpack_from("<QII", data, entry)
                 end = data.index(b"\0", entry + 16)
-                lines.setdefault(address, []).append((data[entry + 16:end].decode(), line))
+                lines.setdefault(address, []).append((data[entry + 16:end].decode(), line, at_address))
                 entry = end + 1
         at += total
     return flags, loads, lines
@@ -88,8 +92,40 @@ def test_the_jitdump_names_each_function_and_its_python_lines(tmp_path):
     assert flags == 0  # perf inject refuses other flags (LLVM 19 leaves them unset; flyrt zeroes them)
     kernel = [address for address, name in loads.items() if name.startswith("saxpy")]
     assert kernel, loads
-    named = {line for address in kernel for file, line in lines.get(address, []) if file == str(script)}
+    named = {line for address in kernel for file, line, _ in lines.get(address, []) if file == str(script)}
     assert STORE_LINE in named and named <= BODY_LINES | {0, 6, 7}, named  # 0: code no statement owns
+
+
+def test_each_line_entry_is_at_the_address_of_its_code(tmp_path):
+    """The dump's line entries are the kernel's own line table (LLVM's, read from the same code compiled to
+    an object), at the addresses of the code they name, as the jitdump format defines them: not shifted by
+    the 0x40 that LLVM 19's plugin adds for older perf, which made perf read every line 0x40 bytes late."""
+    script, done = run_script(tmp_path)
+    assert done.returncode == 0, done.stderr
+    _, loads, lines = read_jitdump(the_dump(tmp_path))
+    (code,) = [address for address, name in loads.items() if name == "saxpy.blocks"]
+    dumped = [(at - code, line) for _, line, at in lines[code]]
+    module = tmp_path / "kernel_only.py"
+    module.write_text(KERNEL.split("\n\nx = np.ones")[0])
+    sys.path.insert(0, str(tmp_path))
+    try:
+        kernel_only = importlib.import_module("kernel_only")
+        x = np.ones(1 << 20, np.float32)
+        objects = kernel_only.launch.lower(x, np.zeros_like(x), x.size, target="cpu").host_objects
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("kernel_only", None)
+    own = []
+    for number, image in enumerate(objects):
+        path = tmp_path / f"object{number}.o"
+        path.write_bytes(image)
+        defined = subprocess.run([code_objects.tool("llvm-nm"), "--defined-only", str(path)],
+                                 capture_output=True, text=True, check=True).stdout
+        if re.search(r" T saxpy\.blocks$", defined, re.M):
+            table = subprocess.run([code_objects.tool("llvm-dwarfdump"), "--debug-line", str(path)],
+                                   capture_output=True, text=True, check=True).stdout
+            own = [(int(address, 16), int(line)) for address, line in re.findall(r"^(0x[0-9a-f]+)\s+(\d+)", table, re.M)]
+    assert own and dumped == own[:len(dumped)], (dumped[:8], own[:8])
 
 
 def test_nothing_is_dumped_unless_asked(tmp_path):

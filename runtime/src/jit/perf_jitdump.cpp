@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -14,6 +15,8 @@
 #include <llvm/ExecutionEngine/Orc/Debugging/PerfSupportPlugin.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/ExecutionEngine/Orc/ObjectLinkingLayer.h>
+#include <llvm/ExecutionEngine/Orc/Shared/PerfSharedStructs.h>
+#include <llvm/ExecutionEngine/Orc/Shared/WrapperFunctionUtils.h>
 #include <llvm/ExecutionEngine/Orc/TargetProcess/JITLoaderPerf.h>
 #include <llvm/Support/FileSystem.h>
 #include <llvm/Support/Path.h>
@@ -86,9 +89,38 @@ void zero_header_flags()
     }
 }
 
+// LLVM 19's plugin adds 0x40 to every line entry's address, for perf versions
+// that placed a dump's code 0x40 bytes further into the ELF file they make of
+// it than they placed its line table. perf has since placed both at its own
+// offset ("perf inject: Fix GEN_ELF_TEXT_OFFSET for jit", Linux 6.7 and the
+// stable kernels' perf, Debian 12's among them), so the entries are put back
+// at the addresses of their code, as the jitdump format defines them: else
+// every line reads 0x40 bytes late, and a hot loop is attributed to the lines
+// before it.
+constexpr std::uint64_t llvm_line_entry_shift = 0x40;
+
 llvm::orc::shared::CWrapperFunctionResult register_batch(const char* data, std::size_t size)
 {
-    auto result = llvm_orc_registerJITLoaderPerfImpl(data, size);
+    using Batch = llvm::orc::shared::SPSArgList<llvm::orc::shared::SPSPerfJITRecordBatch>;
+    llvm::orc::PerfJITRecordBatch batch;
+    llvm::orc::shared::SPSInputBuffer input(data, size);
+    if (!Batch::deserialize(input, batch))
+    {
+        return llvm::orc::shared::WrapperFunctionResult::createOutOfBandError(
+                   "flyrt: a perf record batch that does not parse")
+            .release();
+    }
+    for (auto& record : batch.DebugInfoRecords)
+    {
+        for (auto& entry : record.Entries)
+        {
+            entry.Addr -= llvm_line_entry_shift;
+        }
+    }
+    std::vector<char> corrected(Batch::size(batch));
+    llvm::orc::shared::SPSOutputBuffer output(corrected.data(), corrected.size());
+    Batch::serialize(output, batch);
+    auto result = llvm_orc_registerJITLoaderPerfImpl(corrected.data(), corrected.size());
     zero_header_flags();
     return result;
 }
