@@ -124,7 +124,8 @@ def test_each_line_entry_is_at_the_address_of_its_code(tmp_path):
         if re.search(r" T saxpy\.blocks$", defined, re.M):
             table = subprocess.run([code_objects.tool("llvm-dwarfdump"), "--debug-line", str(path)],
                                    capture_output=True, text=True, check=True).stdout
-            own = [(int(address, 16), int(line)) for address, line in re.findall(r"^(0x[0-9a-f]+)\s+(\d+)", table, re.M)]
+            rows = re.findall(r"^(0x[0-9a-f]+)\s+(\d+)", table, re.M)
+            own = [(int(address, 16), int(line)) for address, line in rows]
     assert own and dumped == own[:len(dumped)], (dumped[:8], own[:8])
 
 
