@@ -85,10 +85,20 @@ def _mma_blocks_per_sm(fp8_format, stages, warps, prefetch=False, head_size=128,
 
 
 @flyc.jit
-def _load_q_fragments(query, q_rows, row, q_token, q_head, head_size, scale):
-    """Loads query row (q_token, q_head) into shared row `row`, times `scale`."""
-    for d in range(0, head_size, LANES):
+def _load_q_fragments(query, q_rows, row, q_token, q_head, first, width, scale):
+    """Loads head dimensions first.. first + width of query row (q_token, q_head) into shared row `row`,
+    times `scale`."""
+    for d in range(first, first + width, LANES):
         (fx.Vector.load(query, (q_token, q_head, d), LANES).to(fx.Float32) * scale).store(q_rows, (row, d))
+
+
+def _q_row_parts(threads, rows, head_size):
+    """How many threads of a block of `threads` load each of its `rows` query rows (_load_q_fragments), each
+    a slice of LANES-wide pieces: the most, a power of two, that the block's threads hold."""
+    parts = 1
+    while 2 * parts * rows <= threads and head_size % (2 * parts * LANES) == 0:
+        parts *= 2
+    return parts
 
 
 def _kv_scale(scales, per_token, block, kv_head, token):
@@ -404,7 +414,7 @@ def compile_pa_decode_ps(softmax_scale=None, trans_v=False, needs_mask=True, que
             seq = work[item, 0]
             kv_head = work[item, 1]
             context_length = context_lengths[seq]
-            _load_q_fragments(query, q_rows, t, seq * query_length + q_index, kv_head * group + g, head_size,
+            _load_q_fragments(query, q_rows, t, seq * query_length + q_index, kv_head * group + g, 0, head_size,
                               scale * LOG2E)
             for d in range(0, head_size, LANES):
                 fx.Vector.zeros(LANES, fx.Float32).store(acc, (t, d))
@@ -493,6 +503,8 @@ def compile_pa_decode_ps(softmax_scale=None, trans_v=False, needs_mask=True, que
         row_block = fx.block_idx.y if fx.const_expr(block_rows < rows) else 0
         first_row = row_block * block_rows
         q_rows = fx.shared((16, head_size), fx.Float16)  # as the matrix units take them, read every page
+        q_parts = _q_row_parts(32 * warps, block_rows, head_size)
+        q_width = head_size // q_parts
         ticket = fx.shared((1,), fx.Int32)
         # a thread's row of each stage: head_size bytes and 16 more, so that the lanes' 16-byte reads of a
         # quarter warp fall in different banks
@@ -506,9 +518,11 @@ def compile_pa_decode_ps(softmax_scale=None, trans_v=False, needs_mask=True, que
             kv_head = work[item, 1]
             context_length = context_lengths[seq]
             row_scale = scale * LOG2E * (1.0 if fx.const_expr(per_token_kv) else k_scale[0])
-            if thread < block_rows:
-                _load_q_fragments(query, q_rows, thread, seq * query_length + (first_row + thread) // group,
-                                  kv_head * group + (first_row + thread) % group, head_size, row_scale)
+            if thread < block_rows * q_parts:  # q_parts threads a row, a slice each: a short prologue
+                r = thread // q_parts
+                _load_q_fragments(query, q_rows, r, seq * query_length + (first_row + r) // group,
+                                  kv_head * group + (first_row + r) % group, (thread % q_parts) * q_width, q_width,
+                                  row_scale)
             fx.barrier()  # lanes read each other's rows: the stores first (GPUs do not run a warp in lockstep)
             peak_a = peak_b = float("-inf")  # rows gq and gq + 8
             sum_a = sum_b = 0.0  # this lane's share of their softmax denominators

@@ -16,8 +16,11 @@ on time):
     python3 tests/bench/bench_gpu.py pa-coverage   the shapes the matrix-unit kernel
                                             took over from the SIMT one (pages of 64,
                                             head 256, 32 query rows a kv head)
+    python3 tests/bench/bench_gpu.py pa-versus FILE   this tree's PA decode against
+                                            another version of its file (git show)
 """
 
+import importlib.util
 import os
 import statistics
 import subprocess
@@ -454,8 +457,8 @@ def helper_edit():
     def edited():
         factor = float(next(factors))
 
-        def changed(query, q_rows, row, q_token, q_head, head_size, scale, factor=factor):
-            return original(query, q_rows, row, q_token, q_head, head_size, scale * factor)
+        def changed(query, q_rows, row, q_token, q_head, first, width, scale, factor=factor):
+            return original(query, q_rows, row, q_token, q_head, first, width, scale * factor)
         return changed
 
     run, _ = pa.pa_decode_ps_prepare(**case, pages_per_work=8)
@@ -510,6 +513,47 @@ def helper_edit():
     print(f"  back to the original: {(time.perf_counter() - begin) * 1e3:.1f} ms (reused)")
 
 
+# (shape, pages per work item, variants): a kernel change's A/B, on the shapes and variants the tuner picks
+# from on the H100 and H200 (docs/performance.md)
+VERSUS_PLAN = [
+    ((16, 16, 1, 128, 16, 4096), 4, [(4, 1, False, True), (8, 1, False, True), (1, 1, False, False)]),
+    ((1, 16, 1, 128, 16, 32768), 8, [(8, 1, False, True), (4, 1, False, True), (1, 1, False, False)]),
+    ((64, 32, 8, 128, 16, 8192), 32, [(1, 1, False, False), (4, 1, False, True)]),
+]
+
+
+def pa_decode_versus(other_file):
+    """This tree's PA decode against another version of kernels/pa_decode_fp8.py (`git show REV:path >
+    FILE`), both on the same work lists and variants (no tuner: pages per work item given), fast mode, e4m3fn,
+    checked against the torch reference, timed by graph replay alternately twice, the faster of each kept."""
+    spec = importlib.util.spec_from_file_location("kernels.pa_decode_fp8_other", other_file)
+    other = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = other
+    spec.loader.exec_module(other)
+    print(f"\nPA decode, GPU us per call (CUDA graph replay, the KV cache cycling through > 256 MB), "
+          f"this tree's kernels against {other_file}'s, fast mode:")
+    for shape, pages_per_work, variants in VERSUS_PLAN:
+        kv_bytes = 2 * shape[0] * shape[2] * shape[5] * shape[3]
+        cases = [device_case(*shape, "e4m3fn", False, seed) for seed in range(max(1, int(np.ceil(256e6 / kv_bytes))))]
+        reference = torch_reference(cases[0])().cpu().numpy()
+        with bounds_checks(False):
+            prepared = [pa.pa_decode_ps_prepare(**c, pages_per_work=pages_per_work) for c in cases]
+            for warps, stages, one_launch, prefetch in variants:
+                times = {"this": [], "other": []}
+                for who, module in (("other", other), ("this", pa)) * 2:
+                    runs = [module._Step(step.buffers, stages, one_launch, warps, prefetch) for step, _ in prepared]
+                    out = prepared[0][1]
+                    out.fill_(float("nan"))
+                    runs[0]()
+                    ok, max_diff, _ = check(host(out.float()), reference)
+                    assert ok, f"PA decode ({who}) is wrong on the GPU: {shape}: max diff {max_diff}"
+                    times[who].append(graph_time(runs) * 1e6)
+                this, theirs = min(times["this"]), min(times["other"])
+                print(f"  {str(shape):<32} e4m3fn, {pages_per_work:>2} pages/work, "
+                      f"{variant_label((warps, stages, one_launch, prefetch)):<40} other {theirs:8.1f}  "
+                      f"this {this:8.1f}  this/other {this / theirs:5.3f}", flush=True)
+
+
 def _module(name, source):
     path = Path(tempfile.mkdtemp()) / f"{name}.py"
     path.write_text(textwrap.dedent(source))
@@ -528,6 +572,9 @@ def main():
         return
     if sys.argv[1:] == ["pa-coverage"]:  # the shapes the matrix-unit kernel took over, beside the SIMT one
         pa_decode_coverage(copy_bandwidth())
+        return
+    if sys.argv[1:2] == ["pa-versus"]:  # a kernel change's A/B: this tree's PA decode against another version
+        pa_decode_versus(sys.argv[2])
         return
     if sys.argv[1:] == ["launch"]:  # the launch and the edit loop alone
         launch_overhead()
