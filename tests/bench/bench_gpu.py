@@ -20,7 +20,6 @@ on time):
                                             another version of its file (git show)
 """
 
-import importlib.util
 import os
 import statistics
 import subprocess
@@ -241,12 +240,10 @@ def pa_decode(copy):
           f"device copy {copy / 1e12:.2f} TB/s (bytes read + written):")
     print(f"  {'(seqs, heads q/kv, head, page, ctx), format, scales':<56} {'':<64} {'us':>8} {'KV TB/s':>8} "
           f"{'% copy':>7}")
-    for seqs, q_heads, kv_heads, head, page, context in PA_SHAPES:
-        kv_bytes = 2 * seqs * kv_heads * context * head
-        copies = max(1, int(np.ceil(256e6 / kv_bytes)))
+    for shape in PA_SHAPES:
+        seqs, q_heads, kv_heads, head, page, context = shape
         for fmt, per_token in (("e4m3fnuz", False), ("e4m3fn", False), ("e4m3fn", True)):
-            cases = [device_case(seqs, q_heads, kv_heads, head, page, context, fmt, per_token, seed)
-                     for seed in range(copies)]
+            cases, kv_bytes = cycling_cases(shape, fmt, per_token)
             label = f"({seqs}, {q_heads}/{kv_heads}, {head}, {page}, {context}), {fmt}, " \
                     f"{'per-token' if per_token else 'per-tensor'}"
             out = pa.pa_decode_ps_launch(**cases[0])
@@ -307,10 +304,8 @@ def pa_decode_quick(copy):
     summary = []
     for shape in PA_SHAPES:
         seqs, q_heads, kv_heads, head, page, context = shape
-        kv_bytes = 2 * seqs * kv_heads * context * head
-        copies = max(1, int(np.ceil(256e6 / kv_bytes)))
         for fmt in ("e4m3fn", "e4m3fnuz"):
-            cases = [device_case(*shape, fmt, False, seed) for seed in range(copies)]
+            cases, kv_bytes = cycling_cases(shape, fmt)
             label = f"({seqs}, {q_heads}/{kv_heads}, {head}, {page}, {context}), {fmt}"
             reference = torch_reference(cases[0])().cpu().numpy()
             with bounds_checks(False):
@@ -379,9 +374,7 @@ def pa_decode_coverage(copy):
     print(f"\nPA decode where the matrix units are new, GPU us per call (graph replay, > 256 MB of KV cycled); "
           f"device copy {copy / 1e12:.2f} TB/s:")
     for shape in COVERAGE_SHAPES:
-        seqs, q_heads, kv_heads, head, page, context = shape
-        kv_bytes = 2 * seqs * kv_heads * context * head
-        cases = [device_case(*shape, "e4m3fn", False, seed) for seed in range(max(1, int(np.ceil(256e6 / kv_bytes))))]
+        cases, kv_bytes = cycling_cases(shape, "e4m3fn")
         reference = torch_reference(cases[0])().cpu().numpy()
         rows = []
         for kernel, wanted in (("matrix units", None), ("SIMT", False)):
@@ -410,6 +403,15 @@ def pa_decode_coverage(copy):
             print(f"  {label:<32} {who:<88} {seconds * 1e6:8.1f} us {100 * kv_bytes / seconds / copy:6.1f}% of copy "
                   f"{seconds / triton_s:5.2f}x Triton", flush=True)
             label = ""
+
+
+def cycling_cases(shape, fmt, per_token=False):
+    """(cases, KV bytes of one): as many cases of `shape` as make more than 256 MB of KV cache, so that
+    replaying them in turn cycles the cache through more than the L2."""
+    seqs, _, kv_heads, head, _, context = shape
+    kv_bytes = 2 * seqs * kv_heads * context * head
+    copies = max(1, int(np.ceil(256e6 / kv_bytes)))
+    return [device_case(*shape, fmt, per_token, seed) for seed in range(copies)], kv_bytes
 
 
 def device_case(seqs, q_heads, kv_heads, head, page, context, fmt, per_token, seed):
@@ -526,15 +528,11 @@ def pa_decode_versus(other_file):
     """This tree's PA decode against another version of kernels/pa_decode_fp8.py (`git show REV:path >
     FILE`), both on the same work lists and variants (no tuner: pages per work item given), fast mode, e4m3fn,
     checked against the torch reference, timed by graph replay alternately twice, the faster of each kept."""
-    spec = importlib.util.spec_from_file_location("kernels.pa_decode_fp8_other", other_file)
-    other = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = other
-    spec.loader.exec_module(other)
+    other = _module("pa_decode_fp8_other", Path(other_file).read_text())
     print(f"\nPA decode, GPU us per call (CUDA graph replay, the KV cache cycling through > 256 MB), "
           f"this tree's kernels against {other_file}'s, fast mode:")
     for shape, pages_per_work, variants in VERSUS_PLAN:
-        kv_bytes = 2 * shape[0] * shape[2] * shape[5] * shape[3]
-        cases = [device_case(*shape, "e4m3fn", False, seed) for seed in range(max(1, int(np.ceil(256e6 / kv_bytes))))]
+        cases, _ = cycling_cases(shape, "e4m3fn")
         reference = torch_reference(cases[0])().cpu().numpy()
         with bounds_checks(False):
             prepared = [pa.pa_decode_ps_prepare(**c, pages_per_work=pages_per_work) for c in cases]
