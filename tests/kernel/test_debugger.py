@@ -171,7 +171,7 @@ def test_many_stops_in_one_cell_keep_the_kernel_alive(debug):
         assert debug.request("debugInfo")["body"]["stoppedThreads"] == [stopped["body"]["threadId"]]
         debug.request("continue", {"threadId": stopped["body"]["threadId"]})
     assert debug.execute_reply()["status"] == "ok"
-    debug.request("setBreakpoints", {"breakpoints": [], "source": {"path": debug.dump_cell(code)}})
+    debug.set_breakpoints(debug.dump_cell(code))  # none: the next cell runs through
     value, outputs = debug.session.execute("print(count)")
     assert debug.session.stdout(outputs) == f"{stops}\n"
 
