@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <llvm/Config/llvm-config.h>
 #include <llvm/ExecutionEngine/Orc/Debugging/DebugInfoSupport.h>
 #include <llvm/ExecutionEngine/Orc/Debugging/PerfSupportPlugin.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
@@ -98,6 +99,8 @@ void zero_header_flags()
 // every line reads 0x40 bytes late, and a hot loop is attributed to the lines
 // before it.
 constexpr std::uint64_t llvm_line_entry_shift = 0x40;
+static_assert(LLVM_VERSION_MAJOR == 19,
+              "check whether this LLVM's PerfSupportPlugin still shifts line entries");
 
 llvm::orc::shared::CWrapperFunctionResult register_batch(const char* data, std::size_t size)
 {
