@@ -518,9 +518,14 @@ def helper_edit():
 # (shape, pages per work item, variants): a kernel change's A/B, on the shapes and variants the tuner picks
 # from on the H100 and H200 (docs/performance.md)
 VERSUS_PLAN = [
-    ((16, 16, 1, 128, 16, 4096), 4, [(4, 1, False, True), (8, 1, False, True), (1, 1, False, False)]),
-    ((1, 16, 1, 128, 16, 32768), 8, [(8, 1, False, True), (4, 1, False, True), (1, 1, False, False)]),
+    ((16, 16, 1, 128, 16, 4096), 4, [(4, 1, False, True), (4, 1, True, True), (8, 1, False, True),
+                                      (8, 1, True, True), (1, 1, False, False)]),
+    ((1, 16, 1, 128, 16, 32768), 8, [(8, 1, False, True), (8, 1, True, True), (4, 1, False, True),
+                                      (4, 1, True, True), (1, 1, False, False)]),
     ((64, 32, 8, 128, 16, 8192), 32, [(1, 1, False, False), (4, 1, False, True)]),
+    # the small shapes at the split the tuner chose on a lent H100 (2026-12-07)
+    ((16, 16, 1, 128, 16, 4096), 32, [(8, 1, False, True)]),
+    ((1, 16, 1, 128, 16, 32768), 16, [(8, 1, False, True)]),
 ]
 
 

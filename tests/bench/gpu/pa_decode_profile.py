@@ -6,7 +6,10 @@ the tuner's choice.
     ncu --profile-from-start off --clock-control none -k regex:pa_ \\
         python3 tests/bench/gpu/pa_decode_profile.py SEQS Q_HEADS KV_HEADS CONTEXT FORMAT
 
-(scripts/gpu_quick.sh runs it for the benchmark's small shape.)"""
+Tune it first in a run without the profiler, both runs sharing a disk cache
+(FLYDSL_RUNTIME_ENABLE_CACHE=1, FLYDSL_RUNTIME_CACHE_DIR): under ncu the tuner
+times its choices through the profiler's interception of every launch and
+picks another. scripts/gpu_quick.sh does so for the benchmark's small shape."""
 
 import sys
 from pathlib import Path
