@@ -7,7 +7,8 @@ below (``_load_q_fragments`` is a ``@flyc.jit`` device helper). Head size and
 page size are specialization constants taken from the cache shapes.
 
 Work: a host-side builder splits each (sequence, kv head) context into page
-ranges and hands them to a fixed number of workers. On GPUs (pages of 16
+ranges, which a fixed number of workers take in turn (worker w the items w,
+w + workers, ..: its first item known at its start, with no load). On GPUs (pages of 16
 tokens or a multiple, V not transposed) a worker is a block of 1 or 4 warps (at
 least 2 on AMD: a 64-lane wave) on the matrix units (fx.mma), which take a page
 16 tokens at a time (a tile) and 16 query rows of a kv head (more rows, more
@@ -391,10 +392,9 @@ def compile_pa_decode_ps(softmax_scale=None, trans_v=False, needs_mask=True, que
     @flyc.kernel
     def pa_decode_ps_kernel(query: fx.Tensor, key_cache: fx.Tensor, value_cache: fx.Tensor,
                             block_tables: fx.Tensor, context_lengths: fx.Tensor, k_scale: fx.Tensor,
-                            v_scale: fx.Tensor, work: fx.Tensor, worker_offsets: fx.Tensor,
-                            partial_out: fx.Tensor, partial_lse: fx.Tensor, partial_ranges: fx.Tensor,
-                            arrivals: fx.Tensor, out: fx.Tensor,
-                            head_size: fx.Constexpr[int], block_size: fx.Constexpr[int]):
+                            v_scale: fx.Tensor, work: fx.Tensor, partial_out: fx.Tensor,
+                            partial_lse: fx.Tensor, partial_ranges: fx.Tensor, arrivals: fx.Tensor,
+                            out: fx.Tensor, head_size: fx.Constexpr[int], block_size: fx.Constexpr[int]):
         scale = softmax_scale if fx.const_expr(softmax_scale is not None) else 1.0 / math.sqrt(head_size)
         # a thread per query row (q token, q head of the group): `block_rows` of them per block
         # (blockIdx.y picks which), and a page staged `tile` tokens at a time
@@ -409,8 +409,7 @@ def compile_pa_decode_ps(softmax_scale=None, trans_v=False, needs_mask=True, que
         values = fx.shared((tile, head_size), fx.Float32)
         scores = fx.shared((block_rows, tile), fx.Float32)  # a tile's scores, then its weights
         ticket = fx.shared((1,), fx.Int32)
-        worker = fx.block_idx.x
-        for item in range(worker_offsets[worker], worker_offsets[worker + 1]):
+        for item in range(fx.block_idx.x, work.shape[0], fx.grid_dim.x):
             seq = work[item, 0]
             kv_head = work[item, 1]
             context_length = context_lengths[seq]
@@ -481,9 +480,9 @@ def compile_pa_decode_ps(softmax_scale=None, trans_v=False, needs_mask=True, que
     @flyc.kernel
     def pa_decode_mma_kernel(query: fx.Tensor, key_cache: fx.Tensor, value_cache: fx.Tensor,
                              block_tables: fx.Tensor, context_lengths: fx.Tensor, k_scale: fx.Tensor,
-                             v_scale: fx.Tensor, work: fx.Tensor, worker_offsets: fx.Tensor,
-                             partial_out: fx.Tensor, partial_lse: fx.Tensor, partial_ranges: fx.Tensor,
-                             arrivals: fx.Tensor, out: fx.Tensor, head_size: fx.Constexpr[int],
+                             v_scale: fx.Tensor, work: fx.Tensor, partial_out: fx.Tensor,
+                             partial_lse: fx.Tensor, partial_ranges: fx.Tensor, arrivals: fx.Tensor,
+                             out: fx.Tensor, head_size: fx.Constexpr[int],
                              block_size: fx.Constexpr[int], stages: fx.Constexpr[int],
                              one_launch: fx.Constexpr[bool], warps: fx.Constexpr[int],
                              prefetch: fx.Constexpr[bool]):
@@ -513,10 +512,28 @@ def compile_pa_decode_ps(softmax_scale=None, trans_v=False, needs_mask=True, que
         if fx.const_expr(warps > 1):  # what the warps hand each other at an item's end (_share_rows)
             row_stats = fx.shared((2, warps, 16), fx.Float32)
             parts = fx.shared((_merge_slots(warps), 32, head_size // 2 + 4), fx.Float32)
-        for item in range(worker_offsets[fx.block_idx.x], worker_offsets[fx.block_idx.x + 1]):
+        for item in range(fx.block_idx.x, work.shape[0], fx.grid_dim.x):
             seq = work[item, 0]
             kv_head = work[item, 1]
             context_length = context_lengths[seq]
+            # The item's pages as tiles of 16 tokens (`tiles` a page), which the matrix units take at once. Warp
+            # w computes tiles first_tile + w, first_tile + w + warps, ..: the warps step through the item
+            # together (the loop's bounds the block's), a warp's tile past the item's masked.
+            first_tile = work[item, 2] * tiles
+            end_tile = work[item, 3] * tiles
+            # With stages > 1 a lane keeps stages - 1 tiles' bytes in flight (async copies into shared memory,
+            # each stage an array of its own) and computes on the oldest; with 1 it loads each tile as it
+            # computes it. Either way the block-table entries are read a tile ahead. The first of them (and
+            # with the prefetch its tile's bytes) is asked for before the query prologue, so that the chain
+            # work list -> block table -> page runs beside the prologue's loads and barrier, not after them.
+            ahead = stages - 1
+            upcoming, upcoming_first = _tile(block_tables, seq, first_tile + warp, end_tile, tiles)
+            held = [upcoming] * stages  # the tile each stage holds: its block, and its first token in the block
+            held_first = [upcoming_first] * stages
+            if fx.const_expr(prefetch):  # (one stage) the next tile's bytes in registers while one is computed
+                fetched = _page_pieces(key_cache, value_cache, upcoming, upcoming_first, kv_head, gq, tq, head_size)
+                fetched_block, fetched_first = upcoming, upcoming_first
+                upcoming, upcoming_first = _tile(block_tables, seq, first_tile + warp + warps, end_tile, tiles)
             row_scale = scale * LOG2E * (1.0 if fx.const_expr(per_token_kv) else k_scale[0])
             if thread < block_rows * q_parts:  # q_parts threads a row, a slice each: a short prologue
                 r = thread // q_parts
@@ -527,22 +544,6 @@ def compile_pa_decode_ps(softmax_scale=None, trans_v=False, needs_mask=True, que
             peak_a = peak_b = float("-inf")  # rows gq and gq + 8
             sum_a = sum_b = 0.0  # this lane's share of their softmax denominators
             out_frags = [fx.Vector.zeros(4, fx.Float32) for _ in range(head_size // 8)]
-            # The item's pages as tiles of 16 tokens (`tiles` a page), which the matrix units take at once. Warp
-            # w computes tiles first_tile + w, first_tile + w + warps, ..: the warps step through the item
-            # together (the loop's bounds the block's), a warp's tile past the item's masked.
-            first_tile = work[item, 2] * tiles
-            end_tile = work[item, 3] * tiles
-            # With stages > 1 a lane keeps stages - 1 tiles' bytes in flight (async copies into shared memory,
-            # each stage an array of its own) and computes on the oldest; with 1 it loads each tile as it
-            # computes it. Either way the block-table entries are read a tile ahead.
-            ahead = stages - 1
-            upcoming, upcoming_first = _tile(block_tables, seq, first_tile + warp, end_tile, tiles)
-            held = [upcoming] * stages  # the tile each stage holds: its block, and its first token in the block
-            held_first = [upcoming_first] * stages
-            if fx.const_expr(prefetch):  # (one stage) the next tile's bytes in registers while one is computed
-                fetched = _page_pieces(key_cache, value_cache, upcoming, upcoming_first, kv_head, gq, tq, head_size)
-                fetched_block, fetched_first = upcoming, upcoming_first
-                upcoming, upcoming_first = _tile(block_tables, seq, first_tile + warp + warps, end_tile, tiles)
             for a in fx.range_constexpr(ahead):
                 tile = first_tile + a * warps + warp
                 _copy_page(staged[a], key_cache, value_cache, upcoming, upcoming_first, kv_head, thread, gq, tq,
@@ -691,24 +692,23 @@ def compile_pa_decode_ps(softmax_scale=None, trans_v=False, needs_mask=True, que
     @flyc.jit
     def launch_pa_decode_ps(query: fx.Tensor, key_cache: fx.Tensor, value_cache: fx.Tensor,
                             block_tables: fx.Tensor, context_lengths: fx.Tensor, k_scale: fx.Tensor,
-                            v_scale: fx.Tensor, work: fx.Tensor, worker_offsets: fx.Tensor,
-                            partial_out: fx.Tensor, partial_lse: fx.Tensor, partial_ranges: fx.Tensor,
-                            arrivals: fx.Tensor, out: fx.Tensor, head_size: fx.Constexpr[int],
-                            block_size: fx.Constexpr[int], combine_threads: fx.Constexpr[int] = 128,
+                            v_scale: fx.Tensor, work: fx.Tensor, workers: fx.Int32, partial_out: fx.Tensor,
+                            partial_lse: fx.Tensor, partial_ranges: fx.Tensor, arrivals: fx.Tensor,
+                            out: fx.Tensor, head_size: fx.Constexpr[int], block_size: fx.Constexpr[int],
+                            combine_threads: fx.Constexpr[int] = 128,
                             stages: fx.Constexpr[int] = 1, one_launch: fx.Constexpr[bool] = False,
                             warps: fx.Constexpr[int] = 1, prefetch: fx.Constexpr[bool] = False):
         # (the matrix-unit kernel's: combine_threads, when a combine kernel of its own combines, stages,
         # warps per block, and prefetch: the next page's bytes loaded into registers while one is computed)
         if fx.const_expr(prefetch and stages > 1):
             raise ValueError(f"prefetch=True is a stage in registers, for stages=1 (not {stages})")
-        workers = worker_offsets.shape[0] - 1
         if fx.const_expr(_mma_kernel_wanted() and _matrix_unit_fits(rows, head_size, block_size, trans_v)):
             # blocks of whole waves: a 64-lane AMD wave is two warps, both on (fx.mma reads every lane); its
             # occupancy hint is still the requested warps' (one wave a block)
             block_warps = max(warps, fx.target().warp_size // 32)
             pa_decode_mma_kernel(query, key_cache, value_cache, block_tables, context_lengths, k_scale, v_scale,
-                                 work, worker_offsets, partial_out, partial_lse, partial_ranges, arrivals, out,
-                                 head_size, block_size, stages, one_launch, block_warps, prefetch).launch(
+                                 work, partial_out, partial_lse, partial_ranges, arrivals, out, head_size,
+                                 block_size, stages, one_launch, block_warps, prefetch).launch(
                 grid=(workers, rows // _block_rows(rows)), block=(32 * block_warps,),
                 min_blocks_per_sm=_mma_blocks_per_sm(fp8_format, stages, warps, prefetch, head_size,
                                                      flyrt.bounds_checks()))
@@ -718,8 +718,8 @@ def compile_pa_decode_ps(softmax_scale=None, trans_v=False, needs_mask=True, que
         else:
             block_rows = _block_rows(rows)
             pa_decode_ps_kernel(query, key_cache, value_cache, block_tables, context_lengths, k_scale, v_scale,
-                                work, worker_offsets, partial_out, partial_lse, partial_ranges, arrivals, out,
-                                head_size, block_size).launch(grid=(workers, rows // block_rows), block=(block_rows,))
+                                work, partial_out, partial_lse, partial_ranges, arrivals, out, head_size,
+                                block_size).launch(grid=(workers, rows // block_rows), block=(block_rows,))
 
     return {"launch": launch_pa_decode_ps, "kernel": pa_decode_ps_kernel}
 
@@ -728,10 +728,11 @@ def compile_pa_decode_ps(softmax_scale=None, trans_v=False, needs_mask=True, que
 
 
 def build_work_list(context_lengths, num_kv_heads, block_size, workers, pages_per_work=None):
-    """Splits every (sequence, kv head) context into page ranges and deals them
-    to `workers`. Returns work [items, 5] = (seq, kv_head, first page, end page,
-    partial slot), worker_offsets [workers + 1] and partial_ranges
-    [num_seqs, num_kv_heads, 2] = (first slot, count)."""
+    """Splits every (sequence, kv head) context into page ranges of
+    `pages_per_work` pages (None: about two ranges per worker of `workers`).
+    Returns work [items, 5] = (seq, kv_head, first page, end page, partial
+    slot) and partial_ranges [num_seqs, num_kv_heads, 2] = (first slot, count).
+    The kernels' workers take the items in turn: worker w items w, w + workers, .."""
     context_lengths = np.asarray(context_lengths)
     pages = (context_lengths + block_size - 1) // block_size
     if pages_per_work is None:
@@ -745,9 +746,7 @@ def build_work_list(context_lengths, num_kv_heads, block_size, workers, pages_pe
             for first in range(0, int(count), pages_per_work):
                 items.append((seq, kv_head, first, min(first + pages_per_work, int(count)), len(items)))
                 ranges[seq, kv_head, 1] += 1
-    work = np.array(items, np.int32).reshape(-1, 5)
-    offsets = np.linspace(0, len(items), workers + 1).round().astype(np.int32)
-    return work, offsets, ranges
+    return np.array(items, np.int32).reshape(-1, 5), ranges
 
 
 def pa_decode_ps_launch(query, key_cache, value_cache, block_tables, context_lengths, k_scale, v_scale,
@@ -913,16 +912,17 @@ def _decode_buffers(query, key_cache, value_cache, block_tables, context_lengths
     on = _placement(query)
     k_scale, v_scale, per_token_kv = _scales(k_scale, v_scale, key_cache.shape[:3], query)
     lengths = _to_numpy(context_lengths)
-    if getattr(query, "is_cuda", False):
-        workers = workers or DEFAULT_BLOCKS_PER_SM * _multiprocessors(query)
-    work, offsets, ranges = build_work_list(lengths, num_kv_heads, block_size, workers or 8, pages_per_work)
+    if not workers:
+        workers = DEFAULT_BLOCKS_PER_SM * _multiprocessors(query) if getattr(query, "is_cuda", False) else 8
+    work, ranges = build_work_list(lengths, num_kv_heads, block_size, workers, pages_per_work)
     partial_out = on(np.zeros((len(work), query_length, group, head_size), np.float32))
     partial_lse = on(np.zeros((len(work), query_length, group), np.float32))
     # blocks arrived per (sequence, kv head, block of query rows); each launch leaves them at 0
     arrivals = on(np.zeros((len(lengths), num_kv_heads, group * query_length), np.int32))
     launch = compile_pa_decode_ps(softmax_scale, trans_v, True, group, per_token_kv, query_length, fmt)["launch"]
+    blocks = max(1, min(workers, len(work)))  # no worker without an item
     args = (query, key_cache, value_cache, block_tables, on(lengths.astype(np.int32)), k_scale, v_scale, on(work),
-            on(offsets), partial_out, partial_lse, on(ranges), arrivals, out, head_size, block_size,
+            blocks, partial_out, partial_lse, on(ranges), arrivals, out, head_size, block_size,
             _combine_threads(head_size, int(ranges[..., 1].max(initial=1))))
     return launch, args, arrivals
 

@@ -531,8 +531,9 @@ VERSUS_PLAN = [
 
 def pa_decode_versus(other_file):
     """This tree's PA decode against another version of kernels/pa_decode_fp8.py (`git show REV:path >
-    FILE`), both on the same work lists and variants (no tuner: pages per work item given), fast mode, e4m3fn,
-    checked against the torch reference, timed by graph replay alternately twice, the faster of each kept."""
+    FILE`), both on the same inputs and variants, each with its own host code (no tuner: pages per work item
+    given), fast mode, e4m3fn, checked against the torch reference, timed by graph replay alternately twice, the
+    faster of each kept."""
     other = _module("pa_decode_fp8_other", Path(other_file).read_text())
     print(f"\nPA decode, GPU us per call (CUDA graph replay, the KV cache cycling through > 256 MB), "
           f"this tree's kernels against {other_file}'s, fast mode:")
@@ -540,12 +541,15 @@ def pa_decode_versus(other_file):
         cases, _ = cycling_cases(shape, "e4m3fn")
         reference = torch_reference(cases[0])().cpu().numpy()
         with bounds_checks(False):
-            prepared = [pa.pa_decode_ps_prepare(**c, pages_per_work=pages_per_work) for c in cases]
+            sides = {"other": other, "this": pa}
+            prepared = {who: [module.pa_decode_ps_prepare(**c, pages_per_work=pages_per_work) for c in cases]
+                        for who, module in sides.items()}
             for warps, stages, one_launch, prefetch in variants:
                 times = {"this": [], "other": []}
-                for who, module in (("other", other), ("this", pa)) * 2:
-                    runs = [module._Step(step.buffers, stages, one_launch, warps, prefetch) for step, _ in prepared]
-                    out = prepared[0][1]
+                for who in ("other", "this") * 2:
+                    runs = [sides[who]._Step(step.buffers, stages, one_launch, warps, prefetch)
+                            for step, _ in prepared[who]]
+                    out = prepared[who][0][1]
                     out.fill_(float("nan"))
                     runs[0]()
                     ok, max_diff, _ = check(host(out.float()), reference)
