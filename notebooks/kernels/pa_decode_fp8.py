@@ -37,6 +37,7 @@ block_size]; a float32 tensor where the query is is read in place.
 
 import functools
 import math
+import numbers
 import threading
 
 import numpy as np
@@ -877,6 +878,9 @@ def pa_decode_ps_prepare(query, key_cache, value_cache, block_tables, context_le
     8 workers on the CPU, 16 per multiprocessor on a GPU, the first variant
     (one warp a block, one stage, the partials combined by a kernel of their
     own)."""
+    _count(workers, "workers")
+    if pages_per_work != "tuned":
+        _count(pages_per_work, "pages_per_work")
     if out is None:
         on = _placement(query)
         out = np.empty_like(query) if on is np.asarray else on(np.empty(query.shape, np.float32)).to(query.dtype)
@@ -989,6 +993,12 @@ def _scales(k_scale, v_scale, pages, query):
         raise ValueError("k_scale and v_scale must both be per tensor or both per token "
                          f"(got shapes {tuple(shaped[0].shape)} and {tuple(shaped[1].shape)})")
     return (*shaped, per_token[0])
+
+
+def _count(value, name):
+    """A split's count as given: None (left to the split's choice) or a positive whole number."""
+    if value is not None and (isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1):
+        raise ValueError(f"{name} is {value!r}: a positive whole number, or None to leave it to the split")
 
 
 def _scale(scale, name, pages, query):

@@ -118,6 +118,17 @@ def test_a_scale_of_another_shape_is_a_clear_error(k_scale, v_scale, message):
         pa.pa_decode_ps_launch(**case)
 
 
+@pytest.mark.parametrize("split, message", [
+    ({"pages_per_work": 0}, r"pages_per_work is 0: a positive whole number"),
+    ({"pages_per_work": 2.5}, r"pages_per_work is 2\.5"),
+    ({"workers": -2}, r"workers is -2"),
+    ({"workers": True}, r"workers is True"),
+])
+def test_a_split_that_is_not_a_count_is_a_clear_error(split, message):
+    with pytest.raises(ValueError, match=message):
+        pa.pa_decode_ps_launch(**make_case(seed=1), **split)
+
+
 def test_per_tensor_and_per_token_scales_do_not_mix():
     case = make_case(seed=1, per_token=True)
     with pytest.raises(ValueError, match="must both be per tensor or both per token"):
