@@ -116,11 +116,13 @@ def _visible(position, context_length, query_length, q_index):
 def _q_fragment(q_rows, rows, gq, tq, step):
     """Step `step` of the (scaled) query rows as an A fragment, from shared memory: element i holds row
     gq + 8 ((i // 2) % 2) and head dimension 64 (step // 4) + 16 tq + 4 (step % 4) + (i % 2) + 2 (i // 4),
-    the order in which this lane's key bytes arrive; rows past `rows` are zeros."""
+    the order in which this lane's key bytes arrive; rows past `rows` are zeros. A row's four elements are one
+    vector read (one bounds check, where reading them one by one took four to trace)."""
     first = 64 * (step // 4) + 16 * tq + 4 * (step % 4)
+    halves = [fx.Vector.load(q_rows, (gq + 8 * h, first), 4, align=8) for h in range(2)]  # rows gq, gq + 8
     return fx.Vector.from_elements([
-        fx.select(gq + 8 * ((i // 2) % 2) < rows, q_rows[gq + 8 * ((i // 2) % 2), first + (i % 2) + 2 * (i // 4)],
-                  0.0).to(fx.Float16) for i in range(8)])
+        fx.select(gq + 8 * ((i // 2) % 2) < rows, halves[(i // 2) % 2][(i % 2) + 2 * (i // 4)], 0.0).to(fx.Float16)
+        for i in range(8)])
 
 
 def _lane_pieces(gq, tq, head_size):
