@@ -883,6 +883,7 @@ def pa_decode_ps_prepare(query, key_cache, value_cache, block_tables, context_le
     _count(workers, "workers")
     if pages_per_work != "tuned":
         _count(pages_per_work, "pages_per_work")
+    _check_batch(query, key_cache, value_cache, block_tables, _to_numpy(context_lengths), trans_v, query_length)
     if out is None:
         on = _placement(query)
         out = np.empty_like(query) if on is np.asarray else on(np.empty(query.shape, np.float32)).to(query.dtype)
@@ -995,6 +996,37 @@ def _scales(k_scale, v_scale, pages, query):
         raise ValueError("k_scale and v_scale must both be per tensor or both per token "
                          f"(got shapes {tuple(shaped[0].shape)} and {tuple(shaped[1].shape)})")
     return (*shaped, per_token[0])
+
+
+def _check_batch(query, key_cache, value_cache, block_tables, lengths, trans_v, query_length):
+    """What the kernels take of a batch's shapes and context lengths, checked on the host (the lengths are
+    there already): a batch that breaks one would read past a block table, or leave query rows unwritten."""
+    shapes = {name: tuple(array.shape) for name, array in (("query", query), ("key_cache", key_cache),
+                                                            ("value_cache", value_cache),
+                                                            ("block_tables", block_tables))}
+    if [len(shape) for shape in shapes.values()] != [3, 4, 4, 2] or lengths.ndim != 1:
+        raise ValueError(f"shapes {shapes}, context_lengths {lengths.shape}: query is [num_seqs * query_length, "
+                         "num_q_heads, head_size], each cache [num_blocks, num_kv_heads, block_size, head_size], "
+                         "block_tables [num_seqs, max_blocks], context_lengths [num_seqs]")
+    v_shape = shapes["value_cache"]
+    if trans_v:
+        v_shape = (*v_shape[:2], v_shape[3], v_shape[2])  # [..., head_size, block_size]
+    if shapes["key_cache"] != v_shape or shapes["key_cache"][3] != shapes["query"][2]:
+        raise ValueError(f"the query's head size and the caches' shapes differ: {shapes}"
+                         + (" (trans_v: V is [..., head_size, block_size])" if trans_v else ""))
+    seqs = len(lengths)
+    if isinstance(query_length, bool) or not isinstance(query_length, numbers.Integral) or query_length < 1 \
+            or shapes["query"][0] != seqs * query_length:
+        raise ValueError(f"query has {shapes['query'][0]} rows, not {seqs} sequences (context_lengths) x "
+                         f"query_length {query_length!r}")
+    if seqs and lengths.min() < 0:
+        raise ValueError(f"sequence {int(np.argmin(lengths))}'s context length is {int(lengths.min())}")
+    pages = (lengths + shapes["key_cache"][2] - 1) // shapes["key_cache"][2]
+    if shapes["block_tables"][0] < seqs or (seqs and pages.max() > shapes["block_tables"][1]):
+        longest = int(np.argmax(pages)) if seqs else 0
+        raise ValueError(f"block_tables of shape {shapes['block_tables']} for {seqs} sequences; sequence "
+                         f"{longest}'s {int(lengths[longest])} tokens take {int(pages[longest])} pages of "
+                         f"{shapes['key_cache'][2]}")
 
 
 def _count(value, name):

@@ -129,6 +129,22 @@ def test_a_split_that_is_not_a_count_is_a_clear_error(split, message):
         pa.pa_decode_ps_launch(**make_case(seed=1), **split)
 
 
+@pytest.mark.parametrize("change, message", [
+    # each would have read past a block table (a fault or garbage in fast mode) or left rows unwritten
+    ({"context_lengths": lambda c: c["context_lengths"][:1]}, r"query has 2 rows, not 1 sequences"),
+    ({"query_length": lambda c: 2}, r"not 2 sequences \(context_lengths\) x query_length 2"),
+    ({"block_tables": lambda c: c["block_tables"][:1]}, r"block_tables of shape \(1, 7\) for 2 sequences"),
+    ({"context_lengths": lambda c: c["context_lengths"] + 20}, r"sequence \d's 1\d\d tokens take 8 pages of 16"),
+    ({"context_lengths": lambda c: c["context_lengths"] - 101}, r"sequence 0's context length is -1"),
+    ({"query": lambda c: c["query"][..., :32].copy()}, r"the query's head size and the caches' shapes differ"),
+])
+def test_a_batch_its_shapes_do_not_describe_is_a_clear_error(change, message):
+    case = make_case(seed=1)  # 2 sequences of 100 tokens, 7 pages of 16 each in block_tables
+    case.update({name: make(case) for name, make in change.items()})
+    with pytest.raises(ValueError, match=message):
+        pa.pa_decode_ps_launch(**case)
+
+
 def test_per_tensor_and_per_token_scales_do_not_mix():
     case = make_case(seed=1, per_token=True)
     with pytest.raises(ValueError, match="must both be per tensor or both per token"):
