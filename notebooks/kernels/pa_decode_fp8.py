@@ -8,9 +8,9 @@ page size are specialization constants taken from the cache shapes.
 
 Work: a host-side builder splits each (sequence, kv head) context into page
 ranges, which a fixed number of workers take in turn (worker w the items w,
-w + workers, ..: its first item known at its start, with no load). On GPUs (pages of 16
-tokens or a multiple, V not transposed) a worker is a block of 1 or 4 warps (at
-least 2 on AMD: a 64-lane wave) on the matrix units (fx.mma), which take a page
+w + workers, ..: its first item known at its start, with no load). On GPUs
+(pages of 16 tokens or a multiple, V not transposed) a worker is a block of 1,
+4 or 8 warps (at least 2 on AMD: a 64-lane wave) on the matrix units (fx.mma), which take a page
 16 tokens at a time (a tile) and 16 query rows of a kv head (more rows, more
 blocks), a block's warps sharing a work item's tiles, with one tile in flight in registers or one or two through
 shared memory when the tuner finds that pays.
