@@ -27,19 +27,20 @@ def tool(name):
     raise AssertionError(f"LLVM's {name} is missing (Debian's llvm-19 package has it)")
 
 
-def _run(name, code, *arguments):
-    with tempfile.NamedTemporaryFile(suffix=".hsaco") as f:
+def run_tool(name, code, *arguments):
+    """LLVM's `name` on an object file (`code`: its bytes, an AMD code object or a host object); its output."""
+    with tempfile.NamedTemporaryFile(suffix=".o") as f:
         f.write(code)
         f.flush()
         done = subprocess.run([tool(name), *arguments, f.name], capture_output=True, text=True)
     if done.returncode != 0:
-        raise AssertionError(f"{name} rejected the code object:\n{done.stderr}")
+        raise AssertionError(f"{name} rejected the object:\n{done.stderr}")
     return done.stdout
 
 
 def notes(code):
     """The code object's HSA metadata as llvm-readelf prints it (YAML), parsed."""
-    text = _run("llvm-readelf", code, "--notes")
+    text = run_tool("llvm-readelf", code, "--notes")
     document = text[text.index("---"):text.rindex("...")]
     return yaml.safe_load(document.replace("!str ", ""))
 
@@ -49,7 +50,7 @@ def kernel_notes(code, name):
 
 
 def disassembly(code):
-    return _run("llvm-objdump", code, "-d", f"--mcpu={ARCH}")
+    return run_tool("llvm-objdump", code, "-d", f"--mcpu={ARCH}")
 
 
 def instructions(code):

@@ -115,17 +115,10 @@ def test_each_line_entry_is_at_the_address_of_its_code(tmp_path):
     finally:
         sys.path.remove(str(tmp_path))
         sys.modules.pop("kernel_only", None)
-    own = []
-    for number, image in enumerate(objects):
-        path = tmp_path / f"object{number}.o"
-        path.write_bytes(image)
-        defined = subprocess.run([code_objects.tool("llvm-nm"), "--defined-only", str(path)],
-                                 capture_output=True, text=True, check=True).stdout
-        if re.search(r" T saxpy\.blocks$", defined, re.M):
-            table = subprocess.run([code_objects.tool("llvm-dwarfdump"), "--debug-line", str(path)],
-                                   capture_output=True, text=True, check=True).stdout
-            rows = re.findall(r"^(0x[0-9a-f]+)\s+(\d+)", table, re.M)
-            own = [(int(address, 16), int(line)) for address, line in rows]
+    image = next(o for o in objects
+                 if re.search(r" T saxpy\.blocks$", code_objects.run_tool("llvm-nm", o, "--defined-only"), re.M))
+    table = code_objects.run_tool("llvm-dwarfdump", image, "--debug-line")
+    own = [(int(address, 16), int(line)) for address, line in re.findall(r"^(0x[0-9a-f]+)\s+(\d+)", table, re.M)]
     assert own and dumped == own[:len(dumped)], (dumped[:8], own[:8])
 
 
