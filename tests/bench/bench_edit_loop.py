@@ -81,8 +81,8 @@ def assemble(ptx):
 
 
 def edit(factor):
-    def changed(query, q_rows, row, q_token, q_head, first, width, scale, factor=factor):
-        return original(query, q_rows, row, q_token, q_head, first, width, scale * factor)
+    def changed(*args, factor=factor):  # the scale, the helper's last argument, times a new factor
+        return original(*args[:-1], args[-1] * factor)
 
     pa._load_q_fragments = changed
     spent.update(verify=0.0, llvm=0.0)

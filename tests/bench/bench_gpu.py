@@ -459,8 +459,8 @@ def helper_edit():
     def edited():
         factor = float(next(factors))
 
-        def changed(query, q_rows, row, q_token, q_head, first, width, scale, factor=factor):
-            return original(query, q_rows, row, q_token, q_head, first, width, scale * factor)
+        def changed(*args, factor=factor):  # the scale, the helper's last argument, times a new factor
+            return original(*args[:-1], args[-1] * factor)
         return changed
 
     run, _ = pa.pa_decode_ps_prepare(**case, pages_per_work=8)

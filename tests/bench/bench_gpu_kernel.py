@@ -78,8 +78,8 @@ original = pa._load_q_fragments
 """
 
 HELPER_EDIT = """
-def _load_q_fragments(query, q_rows, row, q_token, q_head, first, width, scale):
-    return original(query, q_rows, row, q_token, q_head, first, width, scale * {factor})
+def _load_q_fragments(*args):  # the scale, the helper's last argument, times a new factor
+    return original(*args[:-1], args[-1] * {factor})
 pa._load_q_fragments = _load_q_fragments
 result = pa.pa_decode_ps_launch(**inputs).float().cpu()
 """
