@@ -883,17 +883,18 @@ def pa_decode_ps_prepare(query, key_cache, value_cache, block_tables, context_le
     _count(workers, "workers")
     if pages_per_work != "tuned":
         _count(pages_per_work, "pages_per_work")
-    _check_batch(query, key_cache, value_cache, block_tables, _to_numpy(context_lengths), trans_v, query_length)
+    lengths = _to_numpy(context_lengths)  # read once (from a GPU: a copy and a wait); the work list is built from it
+    _check_batch(query, key_cache, value_cache, block_tables, lengths, trans_v, query_length)
     if out is None:
         on = _placement(query)
         out = np.empty_like(query) if on is np.asarray else on(np.empty(query.shape, np.float32)).to(query.dtype)
     k_scale, v_scale, per_token = _scales(k_scale, v_scale, key_cache.shape[:3], query)  # bad ones: before tuning
     arguments = dict(query=query, key_cache=key_cache, value_cache=value_cache, block_tables=block_tables,
-                     context_lengths=context_lengths, k_scale=k_scale, v_scale=v_scale, softmax_scale=softmax_scale,
+                     context_lengths=lengths, k_scale=k_scale, v_scale=v_scale, softmax_scale=softmax_scale,
                      trans_v=trans_v, query_length=query_length, workers=workers, out=out)
     if pages_per_work == "tuned" or (pages_per_work is None and getattr(query, "is_cuda", False)):
         inputs = _DecodeInputs(arguments)
-        pages = (_to_numpy(context_lengths) + key_cache.shape[2] - 1) // key_cache.shape[2]
+        pages = (lengths + key_cache.shape[2] - 1) // key_cache.shape[2]
         layout = (tuple(query.shape), tuple(key_cache.shape[1:]), _fp8_format(key_cache), len(pages),
                   int(pages.sum()), int(pages.max()), query_length, trans_v, per_token,
                   getattr(query, "is_cuda", False), workers)
