@@ -492,6 +492,8 @@ def compile_pa_decode_ps(softmax_scale=None, trans_v=False, needs_mask=True, que
         # A block of `warps` warps per work item: warp w computes the item's pages w, w + warps, .., and
         # the warps' results are merged in shared memory (_share_rows). A warp's lanes as the matrix units
         # see them: gq = lane // 4, tq = lane % 4.
+        if fx.const_expr(not one_launch):
+            fx.launch_dependents()  # the combine kernel's blocks resident, waiting for this one's end
         scale = softmax_scale if fx.const_expr(softmax_scale is not None) else 1.0 / math.sqrt(head_size)
         thread = fx.thread_idx.x
         lane = thread % 32
@@ -672,9 +674,11 @@ def compile_pa_decode_ps(softmax_scale=None, trans_v=False, needs_mask=True, que
         peaks = fx.shared((groups, columns), fx.Float32)
         weights = fx.shared((groups, columns), fx.Float32)
         totals = fx.shared((groups, columns * LANES), fx.Float32)
-        first = partial_ranges[seq, kv_head, 0]
-        peak, weight, total = _weighed(partial_out, partial_lse, first + part, first + partial_ranges[seq, kv_head, 1],
-                                       groups, q_index, g, LANES * column)
+        first = partial_ranges[seq, kv_head, 0]  # (the host's: read before the main kernel ends)
+        end = first + partial_ranges[seq, kv_head, 1]
+        fx.wait_for_prior_grids()  # the main kernel's partial results
+        peak, weight, total = _weighed(partial_out, partial_lse, first + part, end, groups, q_index, g,
+                                       LANES * column)
         peaks[part, column] = peak
         weights[part, column] = weight
         total.store(totals, (part, LANES * column))

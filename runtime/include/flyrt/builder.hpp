@@ -85,6 +85,10 @@ public:
     void async_commit(int line);
     // Waits until at most `pending` of the thread's committed groups are still in flight.
     void async_wait(int pending, int line);
+    // Programmatic dependent launch (ir.hpp's grid_dependency): the thread waits for the grids
+    // ahead of its own in the stream; this grid lets the one after it start.
+    void wait_for_prior_grids(int line);
+    void launch_dependents(int line);
     // A warp's `matrices` 8x8 matrices of 16-bit words from shared memory, each lane naming one
     // row (ir.hpp's matrix_load); `transposed`: each lane's share of their transposes.
     value_id matrix_load(value_id ptr, value_id offset, int matrices, bool transposed, int line);

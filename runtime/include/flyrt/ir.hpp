@@ -115,6 +115,9 @@ enum class opcode : std::uint8_t
                   // or 4), matrix j's row r at the offset lane 8j + r holds; each lane gets its 32-bit
                   // share of each (row lane / 4, words 2 (lane % 4) + 0..1), or of its transpose
                   // (int_value 1). NVIDIA's ldmatrix: the frontend emits it for that target alone
+    grid_dependency, // int_value 0: the thread waits until the grids ahead of this one in the stream have
+                     // ended, their writes visible; 1: the grid after this one may start before this one
+                     // ends (it waits at its own 0). What lets a kernel begin beside the one it follows
     ret,
 };
 

@@ -19,6 +19,7 @@ from .language.block import (
     thread_idx, warp_reduce, warp_size
 )
 from .language.fragments import a_fragment, b_fragment
+from .language.grid_dependency import launch_dependents, wait_for_prior_grids
 from .language.matrix import a_position, b_position, c_position, mma
 from .language.printing import printf
 from .language.reads import number

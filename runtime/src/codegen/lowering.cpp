@@ -346,6 +346,9 @@ void function_lowering::emit_op(const ir::op& o)
     case opcode::async_wait:
         async_wait(o);
         break;
+    case opcode::grid_dependency:
+        grid_dependency(o);
+        break;
     case opcode::ret:
     case opcode::yield:
     case opcode::condition:

@@ -65,6 +65,9 @@ protected:
     virtual void async_copy(const ir::op& o);
     virtual void async_commit(const ir::op&) {}
     virtual void async_wait(const ir::op&) {}
+    // Neutrally nothing: each kernel starts after the one ahead of it in the
+    // stream ends. NVIDIA GPUs from sm_90 let them overlap.
+    virtual void grid_dependency(const ir::op&) {}
     // The LLVM sync scope of a flyrt scope on this target (neutral: the system's).
     virtual llvm::SyncScope::ID sync_scope(ir::memory_scope scope);
     // A value where it is used, and where it is defined; the CPU keeps values

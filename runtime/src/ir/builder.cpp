@@ -284,6 +284,16 @@ value_id function_builder::matrix_load(value_id ptr, value_id offset, int matric
     return result(o, t);
 }
 
+void function_builder::wait_for_prior_grids(int line)
+{
+    append(opcode::grid_dependency, {}, line).int_value = 0;
+}
+
+void function_builder::launch_dependents(int line)
+{
+    append(opcode::grid_dependency, {}, line).int_value = 1;
+}
+
 void function_builder::async_commit(int line)
 {
     append(opcode::async_commit, {}, line);

@@ -114,11 +114,13 @@ namespace
 const char* opcode_name(opcode code)
 {
     static const char* const names[] = {
-        "constant", "special",    "unary",        "binary",     "compare",     "select",  "fma",
-        "cast",     "bitcast",    "load",         "store",      "if",          "for",     "while",
-        "yield",    "condition",  "launch",       "report",     "barrier",     "shuffle", "shared",
-        "extract",  "insert",     "broadcast",    "reduce",     "mma",         "atomic",  "fence",
-        "print",    "async_copy", "async_commit", "async_wait", "matrix_load", "return"};
+        "constant",     "special",    "unary",       "binary",          "compare",
+        "select",       "fma",        "cast",        "bitcast",         "load",
+        "store",        "if",         "for",         "while",           "yield",
+        "condition",    "launch",     "report",      "barrier",         "shuffle",
+        "shared",       "extract",    "insert",      "broadcast",       "reduce",
+        "mma",          "atomic",     "fence",       "print",           "async_copy",
+        "async_commit", "async_wait", "matrix_load", "grid_dependency", "return"};
     return names[static_cast<int>(code)];
 }
 
@@ -198,6 +200,10 @@ private:
             {
                 // op, then scope and order: part of the text disk-cache keys hash
                 m_out << "." << o->attr << "." << o->int_value;
+            }
+            else if (o->code == opcode::grid_dependency)
+            {
+                m_out << (o->int_value == 0 ? ".wait" : ".launch_dependents");
             }
             else if (o->code == opcode::shared)
             {

@@ -380,6 +380,12 @@ private:
         case opcode::async_copy:
             check_async_copy(o, kernel);
             break;
+        case opcode::grid_dependency:
+            if (!kernel)
+            {
+                fail("fx.wait_for_prior_grids() and fx.launch_dependents() belong in a kernel", o.loc);
+            }
+            break;
         case opcode::async_commit:
         case opcode::async_wait:
             if (!kernel || o.int_value < 0)

@@ -153,6 +153,8 @@ void bind_ir(py::module_& m)
         .def("report", &ir::function_builder::report)
         .def("print", &ir::function_builder::print)
         .def("barrier", &ir::function_builder::barrier)
+        .def("wait_for_prior_grids", &ir::function_builder::wait_for_prior_grids)
+        .def("launch_dependents", &ir::function_builder::launch_dependents)
         .def("shuffle", &ir::function_builder::shuffle)
         .def("mma",
              &ir::function_builder::mma,

@@ -278,6 +278,12 @@ class EagerBuilder:
             dst.clear(dst_offset, lanes)
         self._in_flight[dst] = 0
 
+    def wait_for_prior_grids(self, line):
+        self._gpu("fx.wait_for_prior_grids")  # launches run one after another here: nothing to wait for
+
+    def launch_dependents(self, line):
+        self._gpu("fx.launch_dependents")
+
     def async_commit(self, line):
         self._in_flight = {array: commits + 1 for array, commits in self._in_flight.items()}
 

@@ -99,6 +99,20 @@ protected:
 
     bool has_cp_async() const { return compute_capability() >= 80; }
 
+    // griddepcontrol (sm_90 on; before it kernels do not overlap, and both are nothing). A memory
+    // clobber: no load moves above the wait.
+    void grid_dependency(const ir::op& o) override
+    {
+        if (compute_capability() < 90)
+        {
+            return;
+        }
+        const std::string text = o.int_value == 0 ? std::string(wait_for_prior_grids_instruction) + ";"
+                                                  : std::string("griddepcontrol.launch_dependents;");
+        m_b.CreateCall(
+            llvm::InlineAsm::get(llvm::FunctionType::get(m_b.getVoidTy(), false), text, "~{memory}", true));
+    }
+
     // The target's sm_XY as XY.
     int compute_capability() const { return std::stoi(m_target.cpu.substr(3)); }
 

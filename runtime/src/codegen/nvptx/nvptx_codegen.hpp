@@ -13,6 +13,9 @@ namespace flyrt::codegen::nvptx
 
 // CUDA's device printf, which the driver resolves: fx.printf calls it.
 inline constexpr const char* printf_function = "vprintf";
+// What a kernel that may start before the one ahead of it ends waits with (PTX ISA 7.8, sm_90 on):
+// the launch lets such a kernel overlap its predecessor.
+inline constexpr const char* wait_for_prior_grids_instruction = "griddepcontrol.wait";
 // The FP8 tensor-core instruction (PTX ISA 8.4 and sm_89 on).
 inline constexpr const char* fp8_mma_instruction = "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32";
 

@@ -58,6 +58,8 @@ struct loaded_driver
         {
             return;
         }
+        api.cuLaunchKernelEx =
+            reinterpret_cast<decltype(api.cuLaunchKernelEx)>(dlsym(library, "cuLaunchKernelEx"));
         if (const CUresult result = api.cuInit(0); result != CUDA_SUCCESS)
         {
             problem = "the NVIDIA driver did not start: cuInit gave " + text_of(result);

@@ -41,6 +41,29 @@ inline constexpr int CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES = 4;
 inline constexpr int CU_JIT_ERROR_LOG_BUFFER = 5;
 inline constexpr int CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6;
 inline constexpr int CU_JIT_GENERATE_LINE_INFO = 13;
+inline constexpr int CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION = 6;
+
+// cuLaunchKernelEx's arguments (CUDA 12.0 on), as cuda.h lays them out.
+struct CUlaunchAttribute
+{
+    int id;
+    char pad[4];
+    union
+    {
+        char bytes[64];
+        int programmatic_stream_serialization_allowed;
+    } value;
+};
+
+struct CUlaunchConfig
+{
+    unsigned grid[3];
+    unsigned block[3];
+    unsigned shared_bytes;
+    CUstream stream;
+    CUlaunchAttribute* attributes;
+    unsigned attribute_count;
+};
 
 // The entry points flyrt calls, resolved once per process.
 struct driver_api
@@ -70,6 +93,8 @@ struct driver_api
                                CUstream,
                                void**,
                                void**);
+    // Null where the driver predates CUDA 12: kernels then launch without attributes.
+    CUresult (*cuLaunchKernelEx)(const CUlaunchConfig*, CUfunction, void**, void**);
     CUresult (*cuStreamSynchronize)(CUstream);
     CUresult (*cuStreamQuery)(CUstream);
     CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void*, std::size_t);

@@ -40,7 +40,8 @@ bool sticky(CUresult result)
 cuda_kernel::cuda_kernel(const jit::device_image& image, int ordinal)
     : m_name(image.kernel), m_device(ordinal), m_parameters(image.parameters),
       m_known_block(image.known_block), m_reports(image.reports),
-      m_prints(image.code.find(std::string(") ") + codegen::nvptx::printf_function) != std::string::npos)
+      m_prints(image.code.find(std::string(") ") + codegen::nvptx::printf_function) != std::string::npos),
+      m_overlaps_prior(image.code.find(codegen::nvptx::wait_for_prior_grids_instruction) != std::string::npos)
 {
     if (m_parameters > max_parameters)
     {
@@ -217,17 +218,7 @@ std::int32_t cuda_kernel::launch(const std::uint64_t* slots, const geometry& g, 
     {
         arguments[i] = const_cast<std::uint64_t*>(slots + i); // the driver copies each parameter's bytes
     }
-    const CUresult launched = api.cuLaunchKernel(m_function,
-                                                 g.grid[0],
-                                                 g.grid[1],
-                                                 g.grid[2],
-                                                 g.block[0],
-                                                 g.block[1],
-                                                 g.block[2],
-                                                 shared,
-                                                 handle,
-                                                 arguments,
-                                                 nullptr);
+    const CUresult launched = start(g, shared, handle, arguments);
     if (launched != CUDA_SUCCESS)
     {
         return fail("kernel " + m_name + ": launch failed: " + error_text(launched) +
@@ -248,6 +239,41 @@ std::int32_t cuda_kernel::launch(const std::uint64_t* slots, const geometry& g, 
         }
     }
     return 0;
+}
+
+CUresult cuda_kernel::start(const geometry& g, std::uint32_t shared, CUstream stream, void** arguments) const
+{
+    const driver_api& api = driver();
+    if (!m_overlaps_prior || api.cuLaunchKernelEx == nullptr)
+    {
+        return api.cuLaunchKernel(m_function,
+                                  g.grid[0],
+                                  g.grid[1],
+                                  g.grid[2],
+                                  g.block[0],
+                                  g.block[1],
+                                  g.block[2],
+                                  shared,
+                                  stream,
+                                  arguments,
+                                  nullptr);
+    }
+    // Programmatic dependent launch: the grid may start once the one ahead of it in the stream lets
+    // it (griddepcontrol.launch_dependents, or its end), and waits for it where it says.
+    CUlaunchAttribute overlap{};
+    overlap.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    overlap.value.programmatic_stream_serialization_allowed = 1;
+    CUlaunchConfig config{};
+    for (int d = 0; d < 3; ++d)
+    {
+        config.grid[d] = g.grid[d];
+        config.block[d] = g.block[d];
+    }
+    config.shared_bytes = shared;
+    config.stream = stream;
+    config.attributes = &overlap;
+    config.attribute_count = 1;
+    return api.cuLaunchKernelEx(&config, m_function, arguments, nullptr);
 }
 
 } // namespace flyrt::launch::cuda

@@ -33,6 +33,7 @@ public:
 
 private:
     std::int32_t finish_printing(CUstream stream) const;
+    CUresult start(const geometry& g, std::uint32_t shared, CUstream stream, void** arguments) const;
 
     std::string m_name;
     int m_device;
@@ -43,6 +44,9 @@ private:
     std::array<std::int32_t, 3> m_known_block;
     std::vector<std::string> m_reports;
     bool m_prints; // it calls printf: its launches are waited for, then C's stdout flushed
+    // It waits for the kernels ahead of it itself (fx.wait_for_prior_grids): launched so that it may
+    // start before they end.
+    bool m_overlaps_prior;
     std::shared_ptr<report_channel> m_reported; // the module's report record's way back, if it reports
     int m_dynamic_shared_limit = 48 * 1024;     // what the function is allowed now
     launch_limits m_limits{};                   // what the device allows
