@@ -1,5 +1,6 @@
 #include "gpu_kernel.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <utility>
 #include <vector>
@@ -71,9 +72,21 @@ void gpu_kernel_lowering::emit()
     for (std::size_t i = 0; i < reports.size(); ++i)
     {
         m_report_index[reports[i]] = static_cast<std::int32_t>(i);
+        m_report_values_used =
+            std::max(m_report_values_used,
+                     std::min(reports[i]->operands.size(), static_cast<std::size_t>(report_values)));
     }
     m_b.SetInsertPoint(llvm::BasicBlock::Create(m_ctx, "entry", m_llvm_fn));
+    if (!reports.empty())
+    {
+        m_claimed = m_b.CreateAlloca(m_b.getInt1Ty(), nullptr, "claimed"); // a register once promoted
+        m_b.CreateStore(m_b.getFalse(), m_claimed);
+    }
     emit_region(m_fn.body);
+    if (!reports.empty())
+    {
+        mirror_report();
+    }
     m_b.CreateRetVoid();
 }
 
@@ -304,11 +317,16 @@ llvm::GlobalVariable* gpu_kernel_lowering::zeroed_global(const char* name, llvm:
     return made;
 }
 
+llvm::StructType* gpu_kernel_lowering::report_record()
+{
+    return llvm::StructType::get(
+        m_ctx, {m_b.getInt32Ty(), m_b.getInt32Ty(), llvm::ArrayType::get(m_b.getInt64Ty(), report_values)});
+}
+
 void gpu_kernel_lowering::report(const ir::op& o)
 {
-    llvm::Type* i32 = m_b.getInt32Ty();
     llvm::Type* i64 = m_b.getInt64Ty();
-    auto* record = llvm::StructType::get(m_ctx, {i32, i32, llvm::ArrayType::get(i64, report_values)});
+    llvm::StructType* record = report_record();
     llvm::GlobalVariable* global = zeroed_global(report_global, record);
     // The first report of a launch claims the record; later ones leave it.
     llvm::Value* claim = m_b.CreateAtomicCmpXchg(m_b.CreateStructGEP(record, global, 0),
@@ -321,32 +339,45 @@ void gpu_kernel_lowering::report(const ir::op& o)
     auto* done = llvm::BasicBlock::Create(m_ctx, "report.done", m_llvm_fn);
     m_b.CreateCondBr(m_b.CreateExtractValue(claim, 1), won, done);
     m_b.SetInsertPoint(won);
-    llvm::Value* which = m_b.getInt32(m_report_index.at(&o));
-    std::vector<llvm::Value*> values;
-    for (std::size_t i = 0; i < o.operands.size() && i < report_values; ++i)
+    m_b.CreateStore(m_b.getInt32(m_report_index.at(&o)), m_b.CreateStructGEP(record, global, 1));
+    for (std::size_t i = 0; i < o.operands.size() && i < static_cast<std::size_t>(report_values); ++i)
     {
-        values.push_back(m_b.CreateSExt(value(o.operands[i]), i64));
+        m_b.CreateStore(m_b.CreateSExt(value(o.operands[i]), i64),
+                        m_b.CreateGEP(record, global, {m_b.getInt32(0), m_b.getInt32(2), m_b.getInt32(i)}));
     }
-    auto fill = [&](llvm::Value* into, bool is_volatile)
-    {
-        m_b.CreateStore(which, m_b.CreateStructGEP(record, into, 1), is_volatile);
-        for (std::size_t i = 0; i < values.size(); ++i)
-        {
-            m_b.CreateStore(values[i],
-                            m_b.CreateGEP(record, into, {m_b.getInt32(0), m_b.getInt32(2), m_b.getInt32(i)}),
-                            is_volatile);
-        }
-    };
-    fill(global, false);
-    // The host's mirror, where the runtime gave one: the report, then (after
-    // a system-wide fence, so the host never sees `taken` before the rest) `taken`.
+    m_b.CreateStore(m_b.getTrue(), m_claimed);
+    m_b.CreateBr(done);
+    m_b.SetInsertPoint(done);
+}
+
+void gpu_kernel_lowering::mirror_report()
+{
+    llvm::Type* i32 = m_b.getInt32Ty();
+    llvm::Type* i64 = m_b.getInt64Ty();
+    llvm::StructType* record = report_record();
+    llvm::GlobalVariable* global = zeroed_global(report_global, record);
     llvm::GlobalVariable* mirror = zeroed_global(report_mirror_global, i64);
+    auto* copy = llvm::BasicBlock::Create(m_ctx, "report.mirror", m_llvm_fn);
+    auto* done = llvm::BasicBlock::Create(m_ctx, "report.mirrored", m_llvm_fn);
+    m_b.CreateCondBr(m_b.CreateLoad(m_b.getInt1Ty(), m_claimed), copy, done);
+    m_b.SetInsertPoint(copy);
     llvm::Value* host = m_b.CreateLoad(i64, mirror);
-    auto* mirrored = llvm::BasicBlock::Create(m_ctx, "report.mirror", m_llvm_fn);
+    auto* mirrored = llvm::BasicBlock::Create(m_ctx, "report.host", m_llvm_fn);
     m_b.CreateCondBr(m_b.CreateICmpNE(host, m_b.getInt64(0)), mirrored, done);
     m_b.SetInsertPoint(mirrored);
+    // The record as this thread wrote it (its own stores: visible to it), then (after a system-wide
+    // fence, so the host never sees `taken` before the rest) `taken`.
     llvm::Value* into = m_b.CreateIntToPtr(host, m_b.getPtrTy());
-    fill(into, true);
+    auto copied = [&](llvm::Type* type, llvm::ArrayRef<llvm::Value*> at)
+    {
+        m_b.CreateStore(
+            m_b.CreateLoad(type, m_b.CreateGEP(record, global, at)), m_b.CreateGEP(record, into, at), true);
+    };
+    copied(i32, {m_b.getInt32(0), m_b.getInt32(1)});
+    for (std::size_t i = 0; i < m_report_values_used; ++i)
+    {
+        copied(i64, {m_b.getInt32(0), m_b.getInt32(2), m_b.getInt32(static_cast<std::int32_t>(i))});
+    }
     fence_for_host();
     m_b.CreateStore(m_b.getInt32(1), m_b.CreateStructGEP(record, into, 0), true);
     m_b.CreateBr(done);

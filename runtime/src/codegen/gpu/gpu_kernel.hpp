@@ -12,8 +12,9 @@
 // `flyrt_report` {i32 taken, i32 which, i64 values[report_values]}; the
 // runtime reads it after the launch and formats report_messages(f)[which].
 // Where the runtime sets `flyrt_report_mirror` (an i64 address of host
-// memory the GPU can write, 0 if none), the claiming thread also writes the
-// report there, `taken` last, so the host reads it without a copy.
+// memory the GPU can write, 0 if none), the claiming thread also copies the
+// report there as it ends, `taken` last, so the host reads it without a copy
+// (once, at the thread's end: not a copy of those stores at every report).
 #pragma once
 
 #include <string>
@@ -86,7 +87,14 @@ protected:
     llvm::Value* as_vector(llvm::Value* bytes);
 
 private:
+    // The record as LLVM sees it.
+    llvm::StructType* report_record();
+    // At the thread's end: the record copied to the host's mirror if this thread claimed it.
+    void mirror_report();
+
     std::unordered_map<const ir::op*, std::int32_t> m_report_index;
+    std::size_t m_report_values_used = 0;  // the most values a report of the kernel records
+    llvm::AllocaInst* m_claimed = nullptr; // i1: this thread claimed the record (kernels that report)
 };
 
 } // namespace flyrt::codegen

@@ -1,7 +1,7 @@
 // A checked kernel's error report on its way back to the host, so that a
 // checked launch neither waits for its kernel nor queues anything beside it:
-// the kernel's reporting thread writes the report into pinned host memory
-// the GPU can write (its mirror, codegen/gpu/gpu_kernel.hpp), and the host
+// the kernel's reporting thread, as it ends, copies the report into pinned
+// host memory the GPU can write (its mirror, codegen/gpu/gpu_kernel.hpp), and the host
 // reads that memory: at the kernel's next launch (what an earlier launch
 // reported, if it has by then) and at flyrt.synchronize(), after the wait.
 // Launches in a CUDA graph capture and their replays report the same way.
