@@ -16,8 +16,8 @@ on time):
     python3 tests/bench/bench_gpu.py pa-coverage   the shapes the matrix-unit kernel
                                             took over from the SIMT one (pages of 64,
                                             head 256, 32 query rows a kv head)
-    python3 tests/bench/bench_gpu.py pa-versus FILE   this tree's PA decode against
-                                            another version of its file (git show)
+    python3 tests/bench/bench_gpu.py pa-versus FILE...   this tree's PA decode against
+                                            other versions of its file (git show)
 """
 
 import os
@@ -529,24 +529,24 @@ VERSUS_PLAN = [
 ]
 
 
-def pa_decode_versus(other_file):
-    """This tree's PA decode against another version of kernels/pa_decode_fp8.py (`git show REV:path >
-    FILE`), both on the same inputs and variants, each with its own host code (no tuner: pages per work item
-    given), fast mode, e4m3fn, checked against the torch reference, timed by graph replay alternately twice, the
+def pa_decode_versus(other_files):
+    """This tree's PA decode against other versions of kernels/pa_decode_fp8.py (`git show REV:path >
+    FILE`), all on the same inputs and variants, each with its own host code (no tuner: pages per work item
+    given), fast mode, e4m3fn, checked against the torch reference, timed by graph replay in turn twice, the
     faster of each kept."""
-    other = _module("pa_decode_fp8_other", Path(other_file).read_text())
+    sides = {Path(f).stem: _module(f"pa_decode_fp8_{i}", Path(f).read_text()) for i, f in enumerate(other_files)}
+    sides["this"] = pa
     print(f"\nPA decode, GPU us per call (CUDA graph replay, the KV cache cycling through > 256 MB), "
-          f"this tree's kernels against {other_file}'s, fast mode:")
+          f"this tree's kernels against {', '.join(other_files)}, fast mode:")
     for shape, pages_per_work, variants in VERSUS_PLAN:
         cases, _ = cycling_cases(shape, "e4m3fn")
         reference = torch_reference(cases[0])().cpu().numpy()
         with bounds_checks(False):
-            sides = {"other": other, "this": pa}
             prepared = {who: [module.pa_decode_ps_prepare(**c, pages_per_work=pages_per_work) for c in cases]
                         for who, module in sides.items()}
             for warps, stages, one_launch, prefetch in variants:
-                times = {"this": [], "other": []}
-                for who in ("other", "this") * 2:
+                times = {who: [] for who in sides}
+                for who in list(sides) * 2:
                     runs = [sides[who]._Step(step.buffers, stages, one_launch, warps, prefetch)
                             for step, _ in prepared[who]]
                     out = prepared[who][0][1]
@@ -555,10 +555,12 @@ def pa_decode_versus(other_file):
                     ok, max_diff, _ = check(host(out.float()), reference)
                     assert ok, f"PA decode ({who}) is wrong on the GPU: {shape}: max diff {max_diff}"
                     times[who].append(graph_time(runs) * 1e6)
-                this, theirs = min(times["this"]), min(times["other"])
+                this = min(times["this"])
+                others = "  ".join(f"{who} {min(t):7.1f} (this/{who} {this / min(t):5.3f})"
+                                   for who, t in times.items() if who != "this")
                 print(f"  {str(shape):<32} e4m3fn, {pages_per_work:>2} pages/work, "
-                      f"{variant_label((warps, stages, one_launch, prefetch)):<40} other {theirs:8.1f}  "
-                      f"this {this:8.1f}  this/other {this / theirs:5.3f}", flush=True)
+                      f"{variant_label((warps, stages, one_launch, prefetch)):<40} this {this:7.1f}  {others}",
+                      flush=True)
 
 
 def _module(name, source):
@@ -580,8 +582,8 @@ def main():
     if sys.argv[1:] == ["pa-coverage"]:  # the shapes the matrix-unit kernel took over, beside the SIMT one
         pa_decode_coverage(copy_bandwidth())
         return
-    if sys.argv[1:2] == ["pa-versus"]:  # a kernel change's A/B: this tree's PA decode against another version
-        pa_decode_versus(sys.argv[2])
+    if sys.argv[1:2] == ["pa-versus"]:  # a kernel change's A/B: this tree's PA decode against other versions
+        pa_decode_versus(sys.argv[2:])
         return
     if sys.argv[1:] == ["launch"]:  # the launch and the edit loop alone
         launch_overhead()
