@@ -194,6 +194,20 @@ gpu_kernel_lowering::patch_e4m3_specials(llvm::Value* bytes, llvm::Value* decode
     // Unlikely: kept a branch, not made selects that every word would pay for.
     m_b.CreateCondBr(special, slow, done, llvm::MDBuilder(m_ctx).createBranchWeights(1, 1 << 20));
     m_b.SetInsertPoint(slow);
+    llvm::Value* patched = with_e4m3_specials(bytes, decoded, format);
+    slow = m_b.GetInsertBlock();
+    m_b.CreateBr(done);
+    m_b.SetInsertPoint(done);
+    llvm::PHINode* result = m_b.CreatePHI(decoded->getType(), 2);
+    result->addIncoming(decoded, fast);
+    result->addIncoming(patched, slow);
+    return result;
+}
+
+llvm::Value*
+gpu_kernel_lowering::with_e4m3_specials(llvm::Value* bytes, llvm::Value* decoded, ir::fp8_format format)
+{
+    auto* byte_type = llvm::cast<llvm::FixedVectorType>(bytes->getType());
     llvm::Type* type = decoded->getType();
     auto byte = [&](std::uint64_t v) { return llvm::ConstantInt::get(byte_type, v); };
     llvm::Value* largest = m_b.CreateICmpEQ(m_b.CreateAnd(bytes, byte(0x7F)), byte(0x7F));
@@ -212,12 +226,7 @@ gpu_kernel_lowering::patch_e4m3_specials(llvm::Value* bytes, llvm::Value* decode
         patched = m_b.CreateSelect(largest, llvm::ConstantFP::getNaN(type), decoded);
         patched = m_b.CreateSelect(top_only, llvm::ConstantFP::getNegativeZero(type), patched);
     }
-    m_b.CreateBr(done);
-    m_b.SetInsertPoint(done);
-    llvm::PHINode* result = m_b.CreatePHI(type, 2);
-    result->addIncoming(decoded, fast);
-    result->addIncoming(patched, slow);
-    return result;
+    return patched;
 }
 
 const char* gpu_kernel_lowering::libm_name(arith kind)

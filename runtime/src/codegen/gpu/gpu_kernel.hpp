@@ -59,6 +59,9 @@ protected:
     virtual const char* approximate_exp2() const = 0;
     // A fence after which the host sees this thread's earlier stores before its later ones.
     virtual void fence_for_host() = 0;
+    // patch_e4m3_specials' rare path: `decoded` with the special codes' lanes replaced by `format`'s
+    // reading of them. Neutrally a compare and select a lane.
+    virtual llvm::Value* with_e4m3_specials(llvm::Value* bytes, llvm::Value* decoded, ir::fp8_format format);
 
     // -- shared by GPU targets ---------------------------------------------------
 
