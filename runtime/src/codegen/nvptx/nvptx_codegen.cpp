@@ -337,10 +337,11 @@ protected:
         return to == single->getType() ? single : m_b.CreateFPCast(single, to);
     }
 
-    // The rare path a word at a time: flags (bit 7 of a byte) for the codes 0x7F / 0xFF and 0x80, spread
-    // over the f16 lanes each pair of codes became by prmt's sign replication, and those lanes replaced by
-    // logic ops: about twenty instructions a word of four codes where a compare and a select a lane took
-    // some fifty, in every copy of the path (PTX that ptxas then spends its time on).
+    // The rare path a word of four codes at a time, in PTX of its own: flags (bit 7 of a byte) for the
+    // codes 0x7F / 0xFF and 0x80, spread over the two f16 lanes each pair of codes became by prmt's sign
+    // replication, and those lanes replaced by logic ops. Some thirty instructions a word where a compare
+    // and a select a lane took some fifty, in every copy of the path; written as PTX, not LLVM IR, because
+    // LLVM's passes spent 40 ms a PA decode compile on the IR form of this cold code.
     llvm::Value* with_e4m3_specials(llvm::Value* bytes, llvm::Value* decoded, ir::fp8_format format) override
     {
         const unsigned lanes = llvm::cast<llvm::FixedVectorType>(bytes->getType())->getNumElements();
@@ -351,46 +352,60 @@ protected:
         llvm::Type* i32 = m_b.getInt32Ty();
         llvm::Value* words = m_b.CreateBitCast(bytes, llvm::FixedVectorType::get(i32, lanes / 4));
         llvm::Value* pairs = m_b.CreateBitCast(decoded, llvm::FixedVectorType::get(i32, lanes / 2));
-        // each lane's 16 bits all copies of bit 7 of its code's byte (byte 2 pair or 2 pair + 1 of the word)
-        auto spread = [&](llvm::Value* flags, unsigned pair)
+        const bool fnuz = format == ir::fp8_format::e4m3fnuz;
+        // $2: the word of codes; $3, $4: the f16 pairs of its codes 0-1 and 2-3; $0, $1: them patched.
+        // 0x7F / 0xFF: fnuz +-240 (f16 0x5B80, the code's sign), fn NaN; 0x80: fnuz NaN, fn -0.
+        std::string text = "{\n\t.reg .b32 %largest, %top, %y, %m, %v;\n"
+                           "\tand.b32 %largest, $2, 0x7F7F7F7F;\n"
+                           "\tadd.u32 %largest, %largest, 0x01010101;\n" // low 7 bits all set: into bit 7
+                           "\tand.b32 %largest, %largest, 0x80808080;\n"
+                           "\txor.b32 %y, $2, 0x80808080;\n" // 0x80: a zero byte of y
+                           "\tand.b32 %top, %y, 0x7F7F7F7F;\n"
+                           "\tadd.u32 %top, %top, 0x7F7F7F7F;\n"
+                           "\tor.b32 %top, %top, %y;\n"
+                           "\tor.b32 %top, %top, 0x7F7F7F7F;\n"
+                           "\tnot.b32 %top, %top;\n";
+        for (int pair = 0; pair < 2; ++pair)
         {
-            return m_b.CreateIntrinsic(llvm::Intrinsic::nvvm_prmt,
-                                       {},
-                                       {flags, m_b.getInt32(0), m_b.getInt32(pair == 0 ? 0x9988 : 0xBBAA)});
-        };
-        auto word = [&](std::uint32_t v) { return m_b.getInt32(v); };
-        auto replaced = [&](llvm::Value* lanes_of, llvm::Value* mask, llvm::Value* by)
-        { return m_b.CreateOr(m_b.CreateAnd(lanes_of, m_b.CreateNot(mask)), m_b.CreateAnd(by, mask)); };
+            const std::string out = "$" + std::to_string(pair);
+            const std::string in = "$" + std::to_string(pair + 3);
+            const std::string selector = pair == 0 ? "0x9988" : "0xBBAA";
+            auto replace = [&](const std::string& from, const std::string& flags, const std::string& value)
+            {
+                text += "\tprmt.b32 %m, " + flags + ", 0, " + selector + ";\n";
+                text += "\tand.b32 %v, " + value + ", %m;\n";
+                text += "\tnot.b32 %m, %m;\n";
+                text += "\tand.b32 " + out + ", " + from + ", %m;\n";
+                text += "\tor.b32 " + out + ", " + out + ", %v;\n";
+            };
+            if (fnuz)
+            {
+                text += "\tprmt.b32 %y, $2, 0, " + selector + ";\n"; // each lane's code's sign
+                text += "\tand.b32 %y, %y, 0x80008000;\n";
+                text += "\tor.b32 %y, %y, 0x5B805B80;\n";
+                replace(in, "%largest", "%y");
+                replace(out, "%top", "0x7E007E00");
+            }
+            else
+            {
+                replace(in, "%largest", "0x7E007E00");
+                replace(out, "%top", "0x80008000");
+            }
+        }
+        text += "}";
+        llvm::StructType* two = llvm::StructType::get(m_ctx, {i32, i32});
+        llvm::InlineAsm* patch = llvm::InlineAsm::get(
+            llvm::FunctionType::get(two, {i32, i32, i32}, false), text, "=&r,=&r,r,r,r", false);
         llvm::Value* out = llvm::PoisonValue::get(pairs->getType());
         for (unsigned i = 0; i < lanes / 4; ++i)
         {
-            llvm::Value* w = m_b.CreateExtractElement(words, i);
-            // low 7 bits all set: adding 1 carries into bit 7
-            llvm::Value* largest = m_b.CreateAnd(
-                m_b.CreateAdd(m_b.CreateAnd(w, word(0x7f7f7f7f)), word(0x01010101)), word(0x80808080));
-            // 0x80: a zero byte of y, the only bytes whose bit 7 stays clear in (y & 0x7f) + 0x7f | y
-            llvm::Value* y = m_b.CreateXor(w, word(0x80808080));
-            llvm::Value* top_only = m_b.CreateNot(m_b.CreateOr(
-                m_b.CreateOr(m_b.CreateAdd(m_b.CreateAnd(y, word(0x7f7f7f7f)), word(0x7f7f7f7f)), y),
-                word(0x7f7f7f7f)));
+            llvm::Value* patched = m_b.CreateCall(patch,
+                                                  {m_b.CreateExtractElement(words, i),
+                                                   m_b.CreateExtractElement(pairs, 2 * i),
+                                                   m_b.CreateExtractElement(pairs, 2 * i + 1)});
             for (unsigned pair = 0; pair < 2; ++pair)
             {
-                llvm::Value* h = m_b.CreateExtractElement(pairs, 2 * i + pair);
-                llvm::Value* v = nullptr;
-                if (format == ir::fp8_format::e4m3fnuz) // 0x7F / 0xFF are +-240 (f16 0x5B80), 0x80 is NaN
-                {
-                    llvm::Value* limit =
-                        m_b.CreateOr(word(0x5B805B80), m_b.CreateAnd(spread(w, pair), word(0x80008000)));
-                    v = replaced(
-                        replaced(h, spread(largest, pair), limit), spread(top_only, pair), word(0x7E007E00));
-                }
-                else // e4m3fn: 0x7F / 0xFF are NaN, 0x80 is -0
-                {
-                    v = replaced(replaced(h, spread(largest, pair), word(0x7E007E00)),
-                                 spread(top_only, pair),
-                                 word(0x80008000));
-                }
-                out = m_b.CreateInsertElement(out, v, 2 * i + pair);
+                out = m_b.CreateInsertElement(out, m_b.CreateExtractValue(patched, pair), 2 * i + pair);
             }
         }
         return m_b.CreateBitCast(out, decoded->getType());
