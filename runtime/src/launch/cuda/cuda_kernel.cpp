@@ -241,7 +241,7 @@ std::int32_t cuda_kernel::launch(const std::uint64_t* slots, const geometry& g, 
     return 0;
 }
 
-CUresult cuda_kernel::start(const geometry& g, std::uint32_t shared, CUstream stream, void** arguments) const
+CUresult cuda_kernel::start(const geometry& g, std::uint32_t shared, CUstream stream, void** arguments)
 {
     const driver_api& api = driver();
     if (!m_overlaps_prior || api.cuLaunchKernelEx == nullptr)
@@ -273,7 +273,15 @@ CUresult cuda_kernel::start(const geometry& g, std::uint32_t shared, CUstream st
     config.stream = stream;
     config.attributes = &overlap;
     config.attribute_count = 1;
-    return api.cuLaunchKernelEx(&config, m_function, arguments, nullptr);
+    const CUresult launched = api.cuLaunchKernelEx(&config, m_function, arguments, nullptr);
+    if (launched == CUDA_SUCCESS || sticky(launched))
+    {
+        return launched;
+    }
+    // A driver that refuses the overlap (an optimization; the kernel waits either way): stream order
+    // from now on, and this launch's error, if it has one of its own, from the plain launch.
+    m_overlaps_prior = false;
+    return start(g, shared, stream, arguments);
 }
 
 } // namespace flyrt::launch::cuda

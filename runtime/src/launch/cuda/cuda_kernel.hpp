@@ -33,7 +33,7 @@ public:
 
 private:
     std::int32_t finish_printing(CUstream stream) const;
-    CUresult start(const geometry& g, std::uint32_t shared, CUstream stream, void** arguments) const;
+    CUresult start(const geometry& g, std::uint32_t shared, CUstream stream, void** arguments);
 
     std::string m_name;
     int m_device;
