@@ -61,7 +61,9 @@ def test_pa_decode_lowers_and_assembles(fmt, per_token):
 @pytest.mark.parametrize("warps, stages, one_launch, prefetch", pa.VARIANTS)
 def test_every_pa_decode_variant_the_tuner_tries_assembles(warps, stages, one_launch, prefetch, fmt):
     """With bounds checks (the default), whose report paths hold values: at the fast mode's occupancy hint
-    the single-warp kernel spilled 356-448 bytes on sm_90; the hint is halved when checked, and none spill."""
+    the single-warp kernel spilled 356-448 bytes on sm_90, so the hint is halved when checked; the kernels of
+    four and eight warps spilled 344-448 bytes while LLVM sank the merged output into the checked store's
+    branch (NVPTX now compiles without machine sinking). None spill."""
     case = make_case(num_seqs=2, num_q_heads=16, num_kv_heads=1, head_size=128, context_length=64, fmt=fmt)
     flyrt.set_bounds_checks(True)
     try:
@@ -74,7 +76,7 @@ def test_every_pa_decode_variant_the_tuner_tries_assembles(warps, stages, one_la
     assert "flyrt_report" in code["pa_decode_mma_kernel"]  # the checks are there
     for kernel, ptx in code.items():
         report = ptxas.assemble(ptx, kernel)
-        if kernel == "pa_decode_mma_kernel" and warps == 1:  # (four warps still spill, 388-488 bytes at 1 block)
+        if kernel == "pa_decode_mma_kernel":
             assert re.search(r"\b0 bytes spill stores, 0 bytes spill loads", report), report
 
 

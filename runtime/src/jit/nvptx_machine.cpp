@@ -177,7 +177,10 @@ compiled_part compile_ptx(llvm::Module& kernel, const target& gpu, std::string* 
                 llvm::raw_string_ostream stream(*llvm_ir_out);
                 kernel.print(stream, nullptr);
             }
-            return emit(kernel, *nvptx->machine, llvm::CodeGenFileType::AssemblyFile);
+            // Sinking moves a checked store's operands into its in-bounds branch, and with them
+            // their inputs' live ranges across every check before it; ptxas schedules within
+            // blocks. PA decode's checked kernels spilled 344-448 bytes with it, none without.
+            return emit(kernel, *nvptx->machine, llvm::CodeGenFileType::AssemblyFile, machine_sinking::off);
         });
 }
 

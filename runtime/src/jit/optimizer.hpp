@@ -21,7 +21,18 @@ namespace flyrt::jit
 // unrolled anyway). GPUs want it: a loop's loads in flight together.
 void optimize(llvm::Module& module, llvm::TargetMachine& machine, bool unroll);
 
+// Whether code generation may sink instructions into the branch that uses
+// them (LLVM's MachineSink).
+enum class machine_sinking
+{
+    on,
+    off
+};
+
 // Machine code (or PTX); an error LLVM reports while emitting it is thrown.
-std::string emit(llvm::Module& module, llvm::TargetMachine& machine, llvm::CodeGenFileType type);
+std::string emit(llvm::Module& module,
+                 llvm::TargetMachine& machine,
+                 llvm::CodeGenFileType type,
+                 machine_sinking sinking = machine_sinking::on);
 
 } // namespace flyrt::jit
