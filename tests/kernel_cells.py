@@ -37,6 +37,8 @@ PRINTED = [f"thread {i} holds {i}.0" for i in range(4)]
 # counts what it timed (TIMED). A call from ones gives 1.875 everywhere;
 # so does `repeated`, a host function tuned over how many launches it makes.
 AUTOTUNED = """\
+import functools
+
 import flyrt.compiler as flyc
 import flyrt.expr as fx
 
@@ -78,4 +80,24 @@ def calls_of_once(x, n, calls):
 
 repeated = flyc.autotune(configs=[flyc.Config({"calls": 200}), flyc.Config({"calls": 1})], key=["n"],
                          restore_value=["x"], do_bench=timed)(calls_of_once)
+
+@functools.lru_cache(maxsize=None)
+def make_scaler(block):
+    @flyc.kernel
+    def _scale(x: fx.Tensor, n: fx.Int32):
+        i = fx.block_idx.x * fx.block_dim.x + fx.thread_idx.x
+        if i < n:
+            x[i] = helper(x[i])
+
+    @flyc.jit
+    def scale(x: fx.Tensor, n: fx.Int32):
+        _scale(x, n).launch(grid=((n + block - 1) // block,), block=(block,))
+
+    return scale
+
+def scale_in_blocks(x, n, block):
+    make_scaler(block)(x, n)
+
+scaled = flyc.autotune(configs=[flyc.Config({"block": 32}), flyc.Config({"block": 64})], key=["n"],
+                       restore_value=["x"], do_bench=timed)(scale_in_blocks)
 """

@@ -199,14 +199,14 @@ import flyrt.compiler as flyc
 import {name} as m
 {edit}
 x = np.ones(4096, np.float32)
-m.work(x, 4096)
-log = [r for r in flyc.compile_log() if r.launcher == "autotuned work"]
+m.{call}(x, 4096)
+log = [r for r in flyc.compile_log() if r.launcher == "autotuned " + m.{call}.__qualname__]
 print(json.dumps([len(m.TIMED), log[-1].source, float(x[0])]))
 """
 
 
-def run_process(tmp_path, name, edit=""):
-    program = PROGRAM.format(folder=str(tmp_path), name=name, edit=edit)
+def run_process(tmp_path, name, edit="", call="work"):
+    program = PROGRAM.format(folder=str(tmp_path), name=name, edit=edit, call=call)
     done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -222,6 +222,19 @@ def test_a_new_process_reuses_a_result_whose_manifest_holds_and_re_tunes_otherwi
     path.write_text(path.read_text().replace("OFFSET = 2.0", "OFFSET = 1.0"))
     assert run_process(tmp_path, name) == [0, "tuning from disk", 1.875]  # A -> B -> A across processes
     assert run_process(tmp_path, name, edit="m.helper = lambda v: v * 0.25")[:2] == [2, "tuned"]
+
+
+def test_a_new_process_reuses_the_result_of_launchers_a_compile_factory_built(tuned, tmp_path):
+    """Kernels and launchers a factory defines are nested functions, which another process cannot name:
+    on disk the factory stands for them (its code covers theirs). PA decode's tuned split was timed again
+    in every process before."""
+    name = tuned.__name__
+    assert run_process(tmp_path, name, call="scaled") == [2, "tuned", 1.5]
+    assert run_process(tmp_path, name, call="scaled") == [0, "tuning from disk", 1.5]
+    path = tmp_path / f"{name}.py"
+    path.write_text(path.read_text().replace("x[i] = helper(x[i])", "x[i] = helper(x[i]) * 1.0"))  # its kernel
+    assert run_process(tmp_path, name, call="scaled") == [2, "tuned", 1.5]
+    assert run_process(tmp_path, name, call="scaled") == [0, "tuning from disk", 1.5]
 
 
 def test_a_tampered_results_file_is_not_used(tuned, tmp_path):

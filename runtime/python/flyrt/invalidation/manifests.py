@@ -128,6 +128,24 @@ def _current(kind, where, name):
     return probe(value, "__wrapped__", value)  # a factory: the function its lru_cache wraps
 
 
+def defining_function(function):
+    """The function (module-level, or a class's method) whose code defines
+    the nested `function`, as its module holds it now; None when `function`
+    is not nested or its definer was redefined since it ran."""
+    outer_name, nested, _ = function.__qualname__.partition(".<locals>.")
+    if not nested:
+        return None
+    outer = _current("function", ["module", function.__module__], outer_name)
+    if not isinstance(outer, types.FunctionType):
+        return None
+    return outer if _defines(outer.__code__, function.__code__) else None
+
+
+def _defines(code, nested):
+    return any(const is nested or (isinstance(const, types.CodeType) and _defines(const, nested))
+               for const in code.co_consts)
+
+
 def _place(where):
     return f"module {where[1]}" if where[0] == "module" else f"class {where[2]} ({where[1]})"
 

@@ -105,6 +105,14 @@ def tie(records, code, name, host):
         merged.function(function)
     if host:
         read_by_host_code(merged, code)
+    # A compile factory's kernels and launchers (nested functions, which another process cannot
+    # name) stand for the factory on disk: its code covers theirs, and what it builds them from is
+    # the key's and the host code's. (A config is a choice of speed, never of results.)
+    for function, _ in list(merged.functions.values()):
+        factory = manifests.defining_function(function)
+        if factory is not None:
+            merged.function(factory)
+            closure[id(function)] = function
     return DependencyRecord(merged, f"autotuned {name}"), manifests.describe(merged, closure)
 
 
