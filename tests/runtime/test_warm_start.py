@@ -47,6 +47,21 @@ def _shifted(x: fx.Tensor, out: fx.Tensor):
 def shifted(x: fx.Tensor, out: fx.Tensor):
     _shifted(x, out).launch(block=(x.shape[0],))
 
+TABLE = {("fast", 1): {"scale": 2.0, "shift": 0.0}}
+
+@flyc.kernel
+def _tabled(x: fx.Tensor, out: fx.Tensor):
+    i = fx.thread_idx.x
+    row = TABLE["fast", 1]
+    total = 0.0
+    for _, value in row.items():  # the row read whole
+        total = total + value
+    out[i] = x[i] * row["scale"] + total
+
+@flyc.jit
+def tabled(x: fx.Tensor, out: fx.Tensor):
+    _tabled(x, out).launch(block=(x.shape[0],))
+
 def make(offset):
     @flyc.kernel
     def _add(x: fx.Tensor, out: fx.Tensor):
@@ -65,7 +80,8 @@ import numpy as np
 import flyrt.compiler as flyc
 import kernels
 
-launcher = {"scale": kernels.scale, "shifted": kernels.shifted, "made": kernels.make(10.0)}[sys.argv[1]]
+launcher = {"scale": kernels.scale, "shifted": kernels.shifted, "made": kernels.make(10.0),
+            "tabled": kernels.tabled}[sys.argv[1]]
 x, out = np.arange(4, dtype=np.float32), np.zeros(4, np.float32)
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
@@ -124,6 +140,35 @@ def test_a_launcher_a_factory_made_starts_warm(tmp_path):
     assert run(tmp_path, "made")[:2] == ([10.0, 12.0, 14.0, 16.0], "disk cache, no trace")
     (tmp_path / "kernels.py").write_text(textwrap.dedent(KERNELS).replace("+ offset", "- offset"))
     assert run(tmp_path, "made")[:2] == ([-10.0, -8.0, -6.0, -4.0], "compiled")  # the factory's code changed
+
+
+def test_a_module_level_table_read_by_its_keys_starts_warm_and_is_guarded(tmp_path):
+    """A dict a module binds, read item by item (TABLE[k], TABLE[k][j]) and whole (.items()): the
+    manifest names each read by its path of keys, and what a warm start loads is guarded by them."""
+    setup(tmp_path)
+    assert run(tmp_path, "tabled")[:2] == ([2.0, 4.0, 6.0, 8.0], "compiled")
+    assert run(tmp_path, "tabled")[:2] == ([2.0, 4.0, 6.0, 8.0], "disk cache, no trace")
+    kernels = tmp_path / "kernels.py"
+    kernels.write_text(kernels.read_text().replace('"shift": 0.0', '"shift": 1.0'))
+    assert run(tmp_path, "tabled")[:2] == ([3.0, 5.0, 7.0, 9.0], "compiled")  # an item of the row read whole
+    (tmp_path / "mutate.py").write_text(textwrap.dedent("""
+        import numpy as np
+        import flyrt.compiler as flyc
+        import kernels
+        x, out = np.arange(4, dtype=np.float32), np.zeros(4, np.float32)
+        for change in ("nothing", "scale", "other row"):
+            if change == "scale":
+                kernels.TABLE["fast", 1]["scale"] = 3.0  # in place, after the warm start
+            elif change == "other row":
+                kernels.TABLE["slow", 2] = {}  # a key the trace never read
+            kernels.tabled(x, out)
+            print(flyc.compile_log()[-1].source, out.tolist())
+    """))
+    lines = subprocess.run([sys.executable, str(tmp_path / "mutate.py")], env=child_env(tmp_path),
+                           capture_output=True, text=True, check=True, cwd=tmp_path).stdout.splitlines()
+    # (the table changed: traced again, and its code found by its IR, the same)
+    assert lines == ["disk cache, no trace [3.0, 5.0, 7.0, 9.0]", "compiled [4.0, 7.0, 10.0, 13.0]",
+                     "disk cache [4.0, 7.0, 10.0, 13.0]"]
 
 
 def test_a_trace_that_read_an_object_is_not_kept_and_says_why(tmp_path):

@@ -19,6 +19,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import bench_gpu  # noqa: E402  (its cases; importing it runs no benchmark, turns flyrt's disk cache off)
+import flyrt.compiler as flyc  # noqa: E402
 import kernels.pa_decode_fp8 as pa  # noqa: E402
 from timing import bounds_checks  # noqa: E402
 
@@ -33,8 +34,11 @@ def main():
         step, _ = pa.pa_decode_ps_prepare(**case)  # tuned here, outside the profiled range
         step()
         torch.cuda.synchronize()
-        print(f"PA decode ({seqs}, {q_heads}/{kv_heads}, 128, 16, {context}) {fmt}: tuned "
-              f"{pa._tuned_decode_step.best_config.describe()}", flush=True)
+        source = [r.source for r in flyc.compile_log() if r.launcher.startswith("autotuned")][-1]
+        kept = pa._tuned_decode_step.not_persisted
+        print(f"PA decode ({seqs}, {q_heads}/{kv_heads}, 128, 16, {context}) {fmt}: {source} "
+              f"{pa._tuned_decode_step.best_config.describe()}{f' (not on disk: {kept})' if kept else ''}",
+              flush=True)
         torch.cuda.profiler.start()
         for _ in range(STEPS):
             step()

@@ -1,13 +1,14 @@
 """Dependency manifests: what a trace read, written so another process can
 check it. A manifest names each binding read and function run by where it
-lives (module, or class in a module), its name and a fingerprint another
-process computes the same; a trace that read something known only by
-identity (an object's instance dict, a nested function, a buffer) has no
-manifest. Disk entries keyed by such manifests (flyrt's warm start, the
+lives (module, class in a module, or a dict reached from a module's binding
+by its keys: TABLE[k]), its name and a fingerprint another process computes
+the same; a trace that read something known only by identity (an object's
+instance dict, a nested function, a buffer) has no manifest. Disk entries keyed by such manifests (flyrt's warm start, the
 FlyDSL adapter's disk keys) are served only while every dependency still has
 its fingerprint, and the guard of what is loaded is built from them.
 """
 
+import ast
 import hashlib
 import json
 import re
@@ -16,7 +17,7 @@ import types
 
 from ..core.fingerprint import fingerprint
 from ..core.user_code import probe
-from .dependencies import MISSING, Recorder
+from .dependencies import MISSING, Recorder, WholeRead
 
 _IDENTITY = re.compile(r"@[0-9a-f]{6,}")
 
@@ -51,6 +52,46 @@ def _where(binding):
     return ["module", module.__name__]
 
 
+def _key_text(key):
+    """A dict key as a manifest writes it (its Python literal), or None when
+    that literal does not give the key back."""
+    text = repr(key)
+    return text if _key(text) == key and type(_key(text)) is type(key) else None
+
+
+def _key(text):
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return MISSING
+
+
+def _item_wheres(recorder):
+    """{id(binding): where} for the recorded reads of dict items that start
+    at a module's binding (TABLE[k], TABLE[k][j]): ["item", module, name,
+    key text, ...], the path from the module to the dict read."""
+    holders, wheres = {}, {}  # id(dict) -> the path to it
+    pending = list(recorder.bindings.values())
+    while pending:
+        reached = []
+        for binding in pending:
+            where = _where(binding)
+            if where is not None and where[0] == "module":
+                path = ["item", where[1], binding.name]
+            elif id(binding.owner) in holders and _key_text(binding.name) is not None:
+                wheres[id(binding)] = holders[id(binding.owner)]
+                path = holders[id(binding.owner)] + [_key_text(binding.name)]
+            else:
+                continue
+            reached.append(binding)
+            if isinstance(binding.value, dict):
+                holders.setdefault(id(binding.value), path)
+        if not reached:
+            break
+        pending = [b for b in pending if b not in reached]
+    return wheres
+
+
 def _namespace(where):
     """(owner to watch, namespace to read) for a manifest's `where`, or (None, None)."""
     module = sys.modules.get(where[1])
@@ -58,6 +99,11 @@ def _namespace(where):
         return None, None
     if where[0] == "module":
         return module.__dict__, module.__dict__
+    if where[0] == "item":
+        value = module.__dict__.get(where[2], MISSING)
+        for text in where[3:]:
+            value = value.get(_key(text), MISSING) if isinstance(value, dict) else MISSING
+        return (value, value) if isinstance(value, dict) else (None, None)
     owner = module
     for part in where[2].split("."):
         owner = probe(owner, part)
@@ -66,13 +112,25 @@ def _namespace(where):
 
 def describe(recorder, covered=()):
     """The manifest of one trace's dependencies, or None if one is not portable:
-    [kind, where, name, fingerprint] for each binding read and function run
-    (but the functions in `covered`, which the caller's key already names)."""
-    if recorder.buffers or recorder.reads:
-        return None  # buffers, slots and objects read whole are known only by identity
-    specs = []
+    [kind, where, name, fingerprint] for each binding read (a module's, a
+    class's, an item of a module's dict), container read whole through one,
+    and function run (but the functions in `covered`, which the caller's key
+    already names)."""
+    if recorder.buffers:
+        return None  # buffers are known only by identity
+    items = _item_wheres(recorder)
+    specs, held = [], {}  # held: id(value) -> (where, name) of a binding that gave it
     for binding in recorder.bindings.values():
-        specs.append(["binding", _where(binding), binding.name, portable_fingerprint(binding.value)])
+        where = items.get(id(binding)) or _where(binding)
+        name = _key_text(binding.name) if where is not None and where[0] == "item" else binding.name
+        specs.append(["binding", where, name, portable_fingerprint(binding.value)])
+        if where is not None:
+            held.setdefault(id(binding.value), (where, name))
+    for read in recorder.reads.values():
+        if not isinstance(read, WholeRead) or id(read.obj) not in held:
+            return None  # slots, computed attributes, objects reached otherwise: known only by identity
+        where, name = held[id(read.obj)]
+        specs.append(["whole", where, name, portable_fingerprint(read.obj)])
     for function, _ in recorder.functions.values():
         if id(function) in covered:
             continue
@@ -120,7 +178,9 @@ def _current(kind, where, name):
     _, namespace = _namespace(where)
     if namespace is None:
         return MISSING
-    if kind == "binding":
+    if where[0] == "item":
+        return namespace.get(_key(name), MISSING)
+    if kind != "function":
         return namespace.get(name, MISSING)
     value = namespace.get(name.split(".")[0], MISSING)
     for part in name.split(".")[1:]:
@@ -146,18 +206,28 @@ def _defines(code, nested):
                for const in code.co_consts)
 
 
+def _label(where, name):
+    """How messages name a binding: `TABLE[key]` (module m), or `name` (module m)."""
+    if where[0] == "item":
+        return _place(where + [name])
+    return f"{name} ({_place(where)})"
+
+
 def _place(where):
+    if where[0] == "item":
+        return "".join([where[2], *(f"[{text}]" for text in where[3:])]) + f" (module {where[1]})"
     return f"module {where[1]}" if where[0] == "module" else f"class {where[2]} ({where[1]})"
 
 
 def _changed(specs):
     for kind, where, name, printed in specs:
         value = _current(kind, where, name)
+        shown = f"[{name}]" if where[0] == "item" else f"'{name}'"
         if value is MISSING:
-            yield f"'{name}' is gone from {_place(where)}"
+            yield f"{shown} is gone from {_place(where)}"
         elif portable_fingerprint(value) != printed:
-            yield (f"'{name}' in {_place(where)} changed" if kind == "binding"
-                   else f"function {name} ({where[1]}) changed")
+            yield (f"function {name} ({where[1]}) changed" if kind == "function"
+                   else f"{shown} in {_place(where)} changed")
 
 
 def holds(specs):
@@ -177,7 +247,9 @@ def recorder_from(specs):
         value = _current(kind, where, name)
         if kind == "binding":
             owner, namespace = _namespace(where)
-            recorder.read(owner, namespace, name, value)
+            recorder.read(owner, namespace, _key(name) if where[0] == "item" else name, value)
+        elif kind == "whole":
+            recorder.reads[("whole", id(value))] = WholeRead(value, _label(where, name), "an earlier process's trace")
         else:
             recorder.function(value)
     return recorder
