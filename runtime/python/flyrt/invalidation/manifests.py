@@ -3,9 +3,10 @@ check it. A manifest names each binding read and function run by where it
 lives (module, class in a module, or a dict reached from a module's binding
 by its keys: TABLE[k]), its name and a fingerprint another process computes
 the same; a trace that read something known only by identity (an object's
-instance dict, a nested function, a buffer) has no manifest. Disk entries keyed by such manifests (flyrt's warm start, the
-FlyDSL adapter's disk keys) are served only while every dependency still has
-its fingerprint, and the guard of what is loaded is built from them.
+instance dict, a nested function, a buffer) has no manifest. Disk entries
+keyed by such manifests (flyrt's warm start, the FlyDSL adapter's disk keys)
+are served only while every dependency still has its fingerprint, and the
+guard of what is loaded is built from them.
 """
 
 import ast
