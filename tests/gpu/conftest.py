@@ -6,6 +6,8 @@ import os
 import sys
 from pathlib import Path
 
+import pytest
+
 os.environ.setdefault("FLYDSL_RUNTIME_ENABLE_CACHE", "0")  # as tests/conftest.py: tests count compiles
 ROOT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(Path(__file__).parent), str(ROOT / "tests" / "runtime"), str(ROOT / "notebooks"),
@@ -36,6 +38,15 @@ else:
 def pytest_configure(config):
     # tests/runtime's marker, on the CPU tests whose kernels these reuse
     config.addinivalue_line("markers", "compiled_for(*targets): see tests/runtime/conftest.py")
+
+
+def pytest_collection_modifyitems(items):
+    # A file named on the command line is collected whatever collect_ignore_glob says: skipped, saying why.
+    if REASON is not None:
+        here = Path(__file__).parent
+        for item in items:
+            if here in Path(str(item.fspath)).parents:
+                item.add_marker(pytest.mark.skip(reason=f"GPU tests (tests/gpu) not run: {REASON}"))
 
 
 def pytest_report_header(config):
