@@ -2,6 +2,7 @@
 without tracing it, only while everything the trace read is unchanged; an
 edit after it recompiles only the parts it changed."""
 
+import importlib
 import json
 import os
 import subprocess
@@ -262,3 +263,31 @@ def test_an_edit_after_a_warm_start_recompiles_only_the_kernel_it_changed(tmp_pa
     warm, edited = edit(2)
     assert warm == ["disk cache, no trace", [2.0, 4.0, 6.0, 8.0]]
     assert edited == ["compiled", [-4.0, -2.0, 0.0, 2.0], *then[2:]]  # the warm start's parts reused
+
+
+def test_a_manifest_names_an_item_recorded_before_the_binding_that_reached_it(tmp_path, monkeypatch):
+    """A trace may record TABLE[k] before TABLE itself (PA decode's occupancy table did): the item is
+    still named by its path, checked in another process's terms and watched again when loaded."""
+    from flyrt.invalidation import manifests
+    from flyrt.invalidation.dependencies import Recorder
+
+    (tmp_path / "manifest_tables.py").write_text('TABLE = {("e4m3fn", 1): {"nvptx": 16}}\n')
+    monkeypatch.syspath_prepend(str(tmp_path))
+    tables = importlib.import_module("manifest_tables")
+    monkeypatch.delitem(sys.modules, "manifest_tables")  # (after the test: gone)
+    monkeypatch.setitem(sys.modules, "manifest_tables", tables)
+
+    row = tables.TABLE["e4m3fn", 1]
+    recorder = Recorder()
+    recorder.read(tables.TABLE, tables.TABLE, ("e4m3fn", 1), row)
+    recorder.read(tables.__dict__, tables.__dict__, "TABLE", tables.TABLE)
+    recorder.read_whole(row, "row", "row.items()")
+    specs = manifests.describe(recorder)
+    assert ["binding", ["item", "manifest_tables", "TABLE"], "('e4m3fn', 1)", manifests.portable_fingerprint(row)] in specs
+    assert ["whole", ["item", "manifest_tables", "TABLE"], "('e4m3fn', 1)", manifests.portable_fingerprint(row)] in specs
+    assert manifests.holds(specs)
+    assert len(manifests.recorder_from(specs).reads) == 1
+    row["nvptx"] = 12
+    assert manifests.changes(specs) == ["[('e4m3fn', 1)] in TABLE (module manifest_tables) changed",
+                                        "'TABLE' in module manifest_tables changed",
+                                        "[('e4m3fn', 1)] in TABLE (module manifest_tables) changed (read whole)"]

@@ -474,6 +474,16 @@ class Recorder:
 
     # -- reads of everything an object holds -----------------------------------
 
+    def read_whole(self, value, text, how):
+        """Records that `value` was read whole (one level: whole() follows
+        what it holds); False if it was already."""
+        key = ("whole", id(value))
+        if key in self.reads:
+            return False
+        self.reads[key] = WholeRead(value, text, how)
+        self.readers[id(self.reads[key])] = self._reader()
+        return True
+
     def whole(self, value, text, how, deep=True, depth=0):
         """`value` (the source `text`, None: as it was obtained) was handed
         whole to code the trace does not follow (`how`, as written):
@@ -493,12 +503,8 @@ class Recorder:
             return
         if kind not in (state.CONTAINER, state.OBJECT) or depth > _DEPTH:
             return
-        key = ("whole", id(value))
-        if key not in self.reads:
-            self.reads[key] = WholeRead(value, text, how)
-            self.readers[id(self.reads[key])] = self._reader()
-            if kind is state.OBJECT:
-                self._untraced_methods(value)
+        if self.read_whole(value, text, how) and kind is state.OBJECT:
+            self._untraced_methods(value)
         if not deep:
             return
         for suffix, item in state.children(value):

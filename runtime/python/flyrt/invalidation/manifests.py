@@ -57,7 +57,8 @@ def _key_text(key):
     """A dict key as a manifest writes it (its Python literal), or None when
     that literal does not give the key back."""
     text = repr(key)
-    return text if _key(text) == key and type(_key(text)) is type(key) else None
+    back = _key(text)
+    return text if back == key and type(back) is type(key) else None
 
 
 def _key(text):
@@ -67,30 +68,30 @@ def _key(text):
         return MISSING
 
 
-def _item_wheres(recorder):
-    """{id(binding): where} for the recorded reads of dict items that start
-    at a module's binding (TABLE[k], TABLE[k][j]): ["item", module, name,
-    key text, ...], the path from the module to the dict read."""
-    holders, wheres = {}, {}  # id(dict) -> the path to it
-    pending = list(recorder.bindings.values())
-    while pending:
-        reached = []
-        for binding in pending:
-            where = _where(binding)
-            if where is not None and where[0] == "module":
-                path = ["item", where[1], binding.name]
-            elif id(binding.owner) in holders and _key_text(binding.name) is not None:
-                wheres[id(binding)] = holders[id(binding.owner)]
-                path = holders[id(binding.owner)] + [_key_text(binding.name)]
-            else:
+def _item_places(recorder):
+    """{id(binding): (where, key text)} for the recorded reads of dict items
+    that start at a module's binding (TABLE[k], TABLE[k][j]): where is
+    ["item", module, name, key text, ...], the path to the dict read. (A
+    trace may record an item before the module's binding that reached it:
+    paths grow a level a round.)"""
+    bindings = list(recorder.bindings.values())
+    paths = {}  # id(dict) -> the path to it
+    for binding in bindings:
+        where = _where(binding)
+        if where is not None and where[0] == "module" and isinstance(binding.value, dict):
+            paths.setdefault(id(binding.value), ["item", where[1], binding.name])
+    places, grown = {}, True
+    while grown:
+        grown = False
+        for binding in bindings:
+            text = _key_text(binding.name) if id(binding.owner) in paths and id(binding) not in places else None
+            if text is None:
                 continue
-            reached.append(binding)
+            places[id(binding)] = (paths[id(binding.owner)], text)
             if isinstance(binding.value, dict):
-                holders.setdefault(id(binding.value), path)
-        if not reached:
-            break
-        pending = [b for b in pending if b not in reached]
-    return wheres
+                paths.setdefault(id(binding.value), paths[id(binding.owner)] + [text])
+            grown = True
+    return places
 
 
 def _namespace(where):
@@ -119,11 +120,10 @@ def describe(recorder, covered=()):
     already names)."""
     if recorder.buffers:
         return None  # buffers are known only by identity
-    items = _item_wheres(recorder)
+    items = _item_places(recorder)
     specs, held = [], {}  # held: id(value) -> (where, name) of a binding that gave it
     for binding in recorder.bindings.values():
-        where = items.get(id(binding)) or _where(binding)
-        name = _key_text(binding.name) if where is not None and where[0] == "item" else binding.name
+        where, name = items.get(id(binding)) or (_where(binding), binding.name)
         specs.append(["binding", where, name, portable_fingerprint(binding.value)])
         if where is not None:
             held.setdefault(id(binding.value), (where, name))
@@ -227,8 +227,9 @@ def _changed(specs):
         if value is MISSING:
             yield f"{shown} is gone from {_place(where)}"
         elif portable_fingerprint(value) != printed:
+            read = " (read whole)" if kind == "whole" else ""
             yield (f"function {name} ({where[1]}) changed" if kind == "function"
-                   else f"{shown} in {_place(where)} changed")
+                   else f"{shown} in {_place(where)} changed{read}")
 
 
 def holds(specs):
@@ -250,7 +251,7 @@ def recorder_from(specs):
             owner, namespace = _namespace(where)
             recorder.read(owner, namespace, _key(name) if where[0] == "item" else name, value)
         elif kind == "whole":
-            recorder.reads[("whole", id(value))] = WholeRead(value, _label(where, name), "an earlier process's trace")
+            recorder.read_whole(value, _label(where, name), "an earlier process's trace")
         else:
             recorder.function(value)
     return recorder
