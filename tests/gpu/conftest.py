@@ -45,7 +45,7 @@ def pytest_collection_modifyitems(items):
     if REASON is not None:
         here = Path(__file__).parent
         for item in items:
-            if here in Path(str(item.fspath)).parents:
+            if here in item.path.parents:
                 item.add_marker(pytest.mark.skip(reason=f"GPU tests (tests/gpu) not run: {REASON}"))
 
 
