@@ -12,6 +12,8 @@ DEBIAN_PACKAGES=(
     # the runtime's compiler, dependency pictures, and ROCm's device library
     # (ocml/ockl bitcode) for compiling FlyDSL's kernels without ROCm
     llvm-19-dev lld-19 graphviz rocm-device-libs
+    # DLPack's C types (torch tensors described by torch's C exchange table)
+    libdlpack-dev
     # the wheels: LLVM's static libraries link zstd (auditwheel bundles it); ccache, so that
     # what does not depend on the CPython compiles once for all of them (scripts/compiler_cache.sh)
     libzstd-dev ccache

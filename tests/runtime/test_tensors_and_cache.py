@@ -111,6 +111,31 @@ def test_torch_cpu_tensors(monkeypatch):
         scale_2d(x.to(torch.complex64), out, 1.0)
 
 
+def test_plain_torch_tensors_are_read_by_torchs_exchange_table_and_subclasses_by_their_attributes(monkeypatch):
+    torch = pytest.importorskip("torch")
+    # torch 2.10 on puts DLPack's C exchange table on its tensor type (the pinned torch is 2.13)
+    assert type(torch.Tensor.__dlpack_c_exchange_api__).__name__ == "PyCapsule"
+    x = torch.arange(12, dtype=torch.float32).reshape(3, 4)
+    out = torch.zeros(5, 4)[1:4]  # a view starting inside its storage
+    scale_2d(x, out, 1.0)  # registers torch's dtypes, whichever way it went
+    asked = []
+    real_data_ptr = torch.Tensor.data_ptr
+    monkeypatch.setattr(torch.Tensor, "data_ptr", lambda self: asked.append(type(self)) or real_data_ptr(self))
+
+    scale_2d(x, out, 2.0)
+    weight = torch.nn.Parameter(x.clone(), requires_grad=False)
+    scale_2d(weight, out.t().contiguous().t(), 3.0)  # a Parameter, and a transposed layout
+    assert asked == []  # neither read a Python attribute
+    assert torch.equal(out, x * 2.0)
+
+    class Tagged(torch.Tensor):  # a subclass may answer its attributes its own way: they are asked
+        pass
+
+    tagged_out = torch.zeros(3, 4).as_subclass(Tagged)
+    scale_2d(x.as_subclass(Tagged), tagged_out, 4.0)
+    assert Tagged in asked and torch.equal(tagged_out.as_subclass(torch.Tensor), x * 4.0)
+
+
 def test_a_torch_tensor_whose_memory_holds_negated_values_is_refused():
     torch = pytest.importorskip("torch")
     lazy = torch.complex(torch.zeros(3, 4), torch.ones(3, 4)).conj().imag  # -1 everywhere, 1 in memory

@@ -1,8 +1,11 @@
 #include "tensor_view.hpp"
 
+#include <algorithm>
 #include <climits>
 #include <string>
 #include <vector>
+
+#include "dlpack_exchange.hpp"
 
 namespace py = pybind11;
 
@@ -13,9 +16,15 @@ namespace
 
 // Borrowed for the process's life: torch is never unloaded once imported.
 PyTypeObject* g_torch_tensor = nullptr;
+PyTypeObject* g_torch_parameter = nullptr; // torch.nn.Parameter, where torch.nn is imported
 PyObject* g_current_raw_stream = nullptr;
+PyObject* g_is_neg = nullptr; // torch.Tensor.is_neg, unbound
+dlpack_exchange g_exchange;   // torch's own C description of a tensor (torch 2.10 on)
 std::vector<std::pair<PyObject*, std::int64_t>> g_torch_dtypes; // dtype object -> key code
-device_type g_torch_gpu = device_type::cuda;                    // where torch's "cuda" tensors are
+// DLPack's (code, bits, lanes) of each of those dtypes, as torch describes an
+// empty tensor of it -> key code: torch's own mapping, not a table kept here.
+std::vector<std::pair<std::uint32_t, std::int64_t>> g_dlpack_dtypes;
+device_type g_torch_gpu = device_type::cuda; // where torch's "cuda" tensors are
 
 PyObject* interned(const char* text)
 {
@@ -110,6 +119,152 @@ bool torch_imported()
     g_current_raw_stream = PyObject_GetAttrString(c_module, "_cuda_getCurrentRawStream");
     Py_DECREF(c_module);
     PyErr_Clear(); // a CPU-only torch has no CUDA streams
+    g_is_neg = PyObject_GetAttrString(tensor, "is_neg");
+    if (g_is_neg == nullptr)
+    {
+        throw py::error_already_set();
+    }
+    g_exchange = dlpack_exchange::of(g_torch_tensor);
+    return true;
+}
+
+std::uint32_t dlpack_dtype_key(DLDataType dtype)
+{
+    return static_cast<std::uint32_t>(dtype.code) | static_cast<std::uint32_t>(dtype.bits) << 8 |
+           static_cast<std::uint32_t>(dtype.lanes) << 16;
+}
+
+std::vector<std::pair<std::uint32_t, std::int64_t>>::const_iterator find_dlpack_dtype(std::uint32_t key)
+{
+    return std::find_if(g_dlpack_dtypes.begin(),
+                        g_dlpack_dtypes.end(),
+                        [key](const auto& pair) { return pair.first == key; });
+}
+
+// Which DLPack dtype torch gives each registered dtype; one that two torch
+// dtypes share (none in torch 2.13) is left to the attribute path.
+void map_dlpack_dtypes()
+{
+    g_dlpack_dtypes.clear();
+    if (!g_exchange)
+    {
+        return;
+    }
+    py::object empty = py::module_::import("torch").attr("empty");
+    std::vector<std::uint32_t> shared;
+    for (const auto& [object, code] : g_torch_dtypes)
+    {
+        py::object tensor = empty(0, py::arg("dtype") = py::handle(object));
+        DLTensor described;
+        if (!g_exchange.describe(tensor.ptr(), described))
+        {
+            continue; // a dtype DLPack has no code for
+        }
+        const std::uint32_t key = dlpack_dtype_key(described.dtype);
+        if (find_dlpack_dtype(key) == g_dlpack_dtypes.end())
+        {
+            g_dlpack_dtypes.emplace_back(key, code);
+        }
+        else
+        {
+            shared.push_back(key);
+        }
+    }
+    g_dlpack_dtypes.erase(
+        std::remove_if(g_dlpack_dtypes.begin(),
+                       g_dlpack_dtypes.end(),
+                       [&shared](const auto& pair)
+                       { return std::find(shared.begin(), shared.end(), pair.first) != shared.end(); }),
+        g_dlpack_dtypes.end());
+}
+
+bool is_plain_tensor(PyTypeObject* type)
+{
+    if (type == g_torch_tensor)
+    {
+        return true;
+    }
+    if (g_torch_parameter == nullptr)
+    {
+        PyObject* nn = PyImport_GetModule(interned("torch.nn"));
+        PyObject* parameter = nn != nullptr ? PyObject_GetAttrString(nn, "Parameter") : nullptr;
+        Py_XDECREF(nn);
+        PyErr_Clear();
+        if (parameter == nullptr || !PyType_Check(parameter))
+        {
+            Py_XDECREF(parameter);
+            return false; // torch.nn not imported yet: then no Parameter exists either
+        }
+        g_torch_parameter = reinterpret_cast<PyTypeObject*>(parameter);
+    }
+    return type == g_torch_parameter;
+}
+
+bool is_negated(PyObject* tensor)
+{
+    PyObject* answer = PyObject_Vectorcall(g_is_neg, &tensor, 1, nullptr);
+    if (answer == nullptr)
+    {
+        throw py::error_already_set();
+    }
+    Py_DECREF(answer);
+    return answer == Py_True;
+}
+
+// A plain tensor through torch's exchange table: one C call and one method
+// call (`is_neg`) where the attribute path makes seven. False leaves it to that
+// path: a subclass (whose attributes may answer otherwise), a device or dtype
+// the table does not name as flyrt does, a lazy negation.
+bool describe_by_exchange(PyObject* value, const std::string& name, tensor_view& out)
+{
+    if (!g_exchange || !is_plain_tensor(Py_TYPE(value)))
+    {
+        return false;
+    }
+    DLTensor described;
+    if (!g_exchange.describe(value, described))
+    {
+        return false;
+    }
+    switch (described.device.device_type)
+    {
+    case kDLCPU:
+        out.device = device_type::host;
+        break;
+    case kDLCUDA:
+        out.device = device_type::cuda;
+        break;
+    case kDLROCM:
+        out.device = device_type::rocm;
+        break;
+    default:
+        return false;
+    }
+    const auto found = find_dlpack_dtype(dlpack_dtype_key(described.dtype));
+    if (found == g_dlpack_dtypes.end())
+    {
+        return false;
+    }
+    if (described.ndim > tensor_view::max_dims)
+    {
+        raise_too_many_dimensions(name);
+    }
+    if (is_negated(value))
+    {
+        return false;
+    }
+    out.dtype = found->second;
+    out.ndim = described.ndim;
+    std::int64_t step = 1; // strides left out mean a compact row-major tensor
+    for (int d = out.ndim - 1; d >= 0; --d)
+    {
+        out.shape[d] = described.shape[d];
+        out.strides[d] = described.strides != nullptr ? described.strides[d] : step;
+        step *= out.shape[d];
+    }
+    out.data = reinterpret_cast<std::uintptr_t>(described.data) + described.byte_offset;
+    out.device_index = out.device == device_type::host ? 0 : described.device.device_id;
+    set_contiguity(out);
     return true;
 }
 
@@ -130,10 +285,23 @@ void raise_too_many_dimensions(const std::string& name)
 void register_torch_dtypes(py::dict codes, device_type gpu)
 {
     g_torch_gpu = gpu;
-    g_torch_dtypes.clear();
+    std::vector<std::pair<PyObject*, std::int64_t>> pairs;
     for (auto item : codes)
     {
-        g_torch_dtypes.emplace_back(item.first.inc_ref().ptr(), item.second.cast<std::int64_t>());
+        pairs.emplace_back(item.first.ptr(), item.second.cast<std::int64_t>());
+    }
+    if (pairs == g_torch_dtypes)
+    {
+        return; // the adapter registers on each of its calls: the same dtypes
+    }
+    for (auto& pair : pairs)
+    {
+        Py_INCREF(pair.first);
+    }
+    g_torch_dtypes = std::move(pairs);
+    if (torch_imported())
+    {
+        map_dlpack_dtypes();
     }
 }
 
@@ -142,6 +310,10 @@ bool describe_torch(PyObject* value, const std::string& name, tensor_view& out)
     if (g_torch_dtypes.empty() || !torch_imported() || !PyObject_TypeCheck(value, g_torch_tensor))
     {
         return false;
+    }
+    if (describe_by_exchange(value, name, out))
+    {
+        return true;
     }
     static PyObject* is_cuda = interned("is_cuda");
     static PyObject* is_cpu = interned("is_cpu");
@@ -232,6 +404,13 @@ std::int64_t torch_current_stream(int device)
     if (!torch_imported() || g_current_raw_stream == nullptr)
     {
         return 0;
+    }
+    if (g_exchange)
+    {
+        if (const auto stream = g_exchange.current_stream(static_cast<DLDeviceType>(g_torch_gpu), device))
+        {
+            return *stream;
+        }
     }
     PyObject* index = PyLong_FromLong(device);
     PyObject* stream = PyObject_CallOneArg(g_current_raw_stream, index);

@@ -1,8 +1,9 @@
 // What a launcher needs of a tensor argument, wherever it lives: its data
 // pointer, element type, shape and strides (in elements) and its device.
-// numpy arrays are read directly and torch CUDA tensors through their C
-// methods, so a cache hit runs no Python; anything else goes through the
-// Python adapter once per call.
+// numpy arrays are read directly, and torch tensors through torch's DLPack
+// exchange table (dlpack_exchange.hpp) or, before torch 2.10 and for
+// subclasses, their attributes; anything else goes through the Python
+// adapter once per call.
 #pragma once
 
 #define PY_SSIZE_T_CLEAN
