@@ -63,7 +63,7 @@ def launch_overhead():
         flyrt.set_bounds_checks(None)
         rows.append((f"launch overhead, {n} elements (us)", best["checked"] * 1e6, best["fast"] * 1e6,
                      best["numba"] * 1e6, "numba njit"))
-    # torch CPU tensors: the dispatcher reads each through torch's attributes, as it does CUDA ones
+    # torch CPU tensors: the dispatcher reads each through torch's DLPack exchange table, as it does CUDA ones
     a, b, c = (torch.ones(16) for _ in range(3))
     best = per_call_interleaved({"checked": vector_add, "fast": vector_add,
                                  "torch.add": lambda a, b, c, n: torch.add(a, b, out=c)},
