@@ -108,22 +108,20 @@ bool torch_imported()
     PyObject* tensor = PyObject_GetAttrString(torch, "Tensor");
     PyObject* c_module = PyObject_GetAttrString(torch, "_C");
     Py_DECREF(torch);
-    if (tensor == nullptr || c_module == nullptr || !PyType_Check(tensor))
+    PyObject* is_neg = tensor != nullptr ? PyObject_GetAttrString(tensor, "is_neg") : nullptr;
+    if (tensor == nullptr || c_module == nullptr || is_neg == nullptr || !PyType_Check(tensor))
     {
         PyErr_Clear();
         Py_XDECREF(tensor);
         Py_XDECREF(c_module);
+        Py_XDECREF(is_neg);
         return false; // a torch still being imported
     }
     g_torch_tensor = reinterpret_cast<PyTypeObject*>(tensor);
+    g_is_neg = is_neg;
     g_current_raw_stream = PyObject_GetAttrString(c_module, "_cuda_getCurrentRawStream");
     Py_DECREF(c_module);
     PyErr_Clear(); // a CPU-only torch has no CUDA streams
-    g_is_neg = PyObject_GetAttrString(tensor, "is_neg");
-    if (g_is_neg == nullptr)
-    {
-        throw py::error_already_set();
-    }
     g_exchange = dlpack_exchange::of(g_torch_tensor);
     return true;
 }
