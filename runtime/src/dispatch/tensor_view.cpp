@@ -16,7 +16,7 @@ namespace
 
 // Borrowed for the process's life: torch is never unloaded once imported.
 PyTypeObject* g_torch_tensor = nullptr;
-PyTypeObject* g_torch_parameter = nullptr; // torch.nn.Parameter, where torch.nn is imported
+PyTypeObject* g_torch_parameter = nullptr; // torch.nn.Parameter, found with torch.Tensor
 PyObject* g_current_raw_stream = nullptr;
 PyObject* g_is_neg = nullptr; // torch.Tensor.is_neg, unbound
 dlpack_exchange g_exchange;   // torch's own C description of a tensor (torch 2.10 on)
@@ -123,6 +123,18 @@ bool torch_imported()
     Py_DECREF(c_module);
     PyErr_Clear(); // a CPU-only torch has no CUDA streams
     g_exchange = dlpack_exchange::of(g_torch_tensor);
+    PyObject* nn = PyImport_GetModule(interned("torch.nn")); // imported by torch's own import
+    PyObject* parameter = nn != nullptr ? PyObject_GetAttrString(nn, "Parameter") : nullptr;
+    Py_XDECREF(nn);
+    PyErr_Clear();
+    if (parameter != nullptr && PyType_Check(parameter))
+    {
+        g_torch_parameter = reinterpret_cast<PyTypeObject*>(parameter);
+    }
+    else
+    {
+        Py_XDECREF(parameter);
+    }
     return true;
 }
 
@@ -178,24 +190,7 @@ void map_dlpack_dtypes()
 
 bool is_plain_tensor(PyTypeObject* type)
 {
-    if (type == g_torch_tensor)
-    {
-        return true;
-    }
-    if (g_torch_parameter == nullptr)
-    {
-        PyObject* nn = PyImport_GetModule(interned("torch.nn"));
-        PyObject* parameter = nn != nullptr ? PyObject_GetAttrString(nn, "Parameter") : nullptr;
-        Py_XDECREF(nn);
-        PyErr_Clear();
-        if (parameter == nullptr || !PyType_Check(parameter))
-        {
-            Py_XDECREF(parameter);
-            return false; // torch.nn not imported yet: then no Parameter exists either
-        }
-        g_torch_parameter = reinterpret_cast<PyTypeObject*>(parameter);
-    }
-    return type == g_torch_parameter;
+    return type == g_torch_tensor || (g_torch_parameter != nullptr && type == g_torch_parameter);
 }
 
 bool is_negated(PyObject* tensor)
