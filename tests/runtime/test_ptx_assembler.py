@@ -21,6 +21,7 @@ from flyrt.runtime import launcher as launcher_module
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "notebooks"))
 
 from kernels.vector_add import vector_add  # noqa: E402
+from test_invalidation import TWO_KERNELS, make_module  # noqa: E402,F401  (make_module: a fixture)
 
 EM_CUDA = 190
 
@@ -63,6 +64,27 @@ def test_kernels_carry_a_cubin_for_their_architecture_where_nvjitlink_is_found(a
     assert cubin[:4] == b"\x7fELF" and struct.unpack_from("<H", cubin, 18)[0] == EM_CUDA
     assert cubin_architecture(cubin) == 90
     assert lowered.device_code["vector_add_kernel"].startswith("//")  # the PTX is kept beside it
+
+
+def test_a_helper_edit_assembles_only_the_kernel_that_inlines_it(assembler, make_module):
+    mod = make_module(TWO_KERNELS)
+    x = np.ones(8, np.float32)
+
+    def cubins():
+        flyrt.set_compile_only("sm_90")
+        try:
+            mod.launch(x, np.zeros_like(x))
+            return {k.kernel: k.image_kind for k in mod.launch.device_kernels()}
+        finally:
+            flyrt.set_compile_only(None)
+
+    assert cubins() == {"uses_helper": "cubin", "doubles": "cubin"}
+    assembled, reused = _core.assembled_cubin_counts()
+    exec("def helper(v):\n    return v * 10.0\n", mod.__dict__)
+    assert cubins() == {"uses_helper": "cubin", "doubles": "cubin"}
+    # the edited kernel is assembled; the other's PTX is the same, and so is its cubin
+    after = _core.assembled_cubin_counts()
+    assert (after[0] - assembled, after[1] - reused) == (1, 1)
 
 
 def test_without_nvjitlink_the_ptx_goes_to_the_driver():

@@ -39,7 +39,7 @@ compile_device(const ir::function& f, llvm::Module& device, const target& kernel
     }
     else
     {
-        image.binary = assemble_ptx(image.code, kernels.cpu);
+        image.binary = assemble_ptx(image.code, image.digest, kernels.cpu);
     }
     image.reports = codegen::report_messages(f);
     image.parameters = static_cast<std::uint32_t>(f.parameters.size());

@@ -21,7 +21,8 @@ class nvjitlink
 {
 public:
     explicit nvjitlink(const std::string& path)
-        : m_library(dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL), [](void* library) { dlclose(library); })
+        : m_path(path),
+          m_library(dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL), [](void* library) { dlclose(library); })
     {
         if (!m_library)
         {
@@ -39,6 +40,7 @@ public:
         }
     }
 
+    const std::string& path() const { return m_path; }
     const std::string& problem() const { return m_problem; }
 
     std::string assemble(const std::string& ptx, const std::string& arch) const
@@ -82,6 +84,7 @@ private:
         return false;
     }
 
+    std::string m_path;
     std::unique_ptr<void, void (*)(void*)> m_library;
     std::string m_problem;
     int (*m_create)(handle*, std::uint32_t, const char**) = nullptr;
@@ -118,6 +121,14 @@ std::shared_ptr<const nvjitlink> library()
     return s.library && s.library->problem().empty() ? s.library : nullptr;
 }
 
+// Cubins by the PTX they were assembled from: a kernel whose PTX an edit left
+// as it was (its compile reused) is not assembled again either.
+part_memo& assembled_cubins()
+{
+    static part_memo memo;
+    return memo;
+}
+
 } // namespace
 
 void set_ptx_assembler_path(const std::string& path)
@@ -146,10 +157,20 @@ std::string ptx_assembler_problem()
     return s.library ? s.library->problem() : "";
 }
 
-std::string assemble_ptx(const std::string& ptx, const std::string& arch)
+std::string assemble_ptx(const std::string& ptx, const std::string& ptx_digest, const std::string& arch)
 {
     const std::shared_ptr<const nvjitlink> assembler = library();
-    return assembler ? assembler->assemble(ptx, arch) : "";
+    if (!assembler)
+    {
+        return "";
+    }
+    const std::string key = ptx_digest.empty() ? "" : ptx_digest + '\0' + arch + '\0' + assembler->path();
+    return assembled_cubins().memoized(key, [&] { return assembler->assemble(ptx, arch); }).code;
+}
+
+part_counts assembled_cubin_counts()
+{
+    return assembled_cubins().counts();
 }
 
 } // namespace flyrt::jit

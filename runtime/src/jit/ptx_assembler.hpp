@@ -8,6 +8,8 @@
 
 #include <string>
 
+#include "part_memo.hpp"
+
 namespace flyrt::jit
 {
 
@@ -24,7 +26,12 @@ std::string ptx_assembler_problem();
 
 // A cubin of `ptx` for `arch` ("sm_90"), with line information; "" when no
 // library is set or it rejects the PTX (the driver then compiles the PTX and
-// reports its errors, with the kernel's name).
-std::string assemble_ptx(const std::string& ptx, const std::string& arch);
+// reports its errors, with the kernel's name). `ptx_digest` (the compile
+// memo's key of the PTX; "": none) keeps the cubin for the next compile
+// whose PTX is the same.
+std::string assemble_ptx(const std::string& ptx, const std::string& ptx_digest, const std::string& arch);
+
+// (cubins assembled, cubins an earlier assemble of this process made).
+part_counts assembled_cubin_counts();
 
 } // namespace flyrt::jit

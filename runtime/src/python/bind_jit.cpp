@@ -112,6 +112,14 @@ void bind_jit(py::module_& m)
             return py::make_tuple(counts.compiled, counts.reused);
         },
         "(functions compiled, functions whose object an earlier compile of this process made).");
+    m.def(
+        "assembled_cubin_counts",
+        []
+        {
+            const jit::part_counts counts = jit::assembled_cubin_counts();
+            return py::make_tuple(counts.compiled, counts.reused);
+        },
+        "(kernels nvJitLink assembled, kernels whose cubin an earlier assemble of this process made).");
     m.def("amdgpu_linker", &jit::linker_path, "The ld.lld that links AMD code objects (\"\" if none).");
     m.def("code_object_kernels",
           &code_object_kernels,
