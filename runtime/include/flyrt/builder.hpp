@@ -63,7 +63,12 @@ public:
     value_id shuffle(value_id value, value_id source_thread, int line);
     // d = a . b + c over a warp's lanes' fragments (flyrt/matrix.py has the layout).
     // `fp8`: the format of FP8 fragments (a of 16 bytes, b of 8), else none.
-    value_id mma(value_id a, value_id b, value_id c, int line, fp8_format fp8 = fp8_format::none);
+    value_id mma(value_id a,
+                 value_id b,
+                 value_id c,
+                 int line,
+                 fp8_format fp8 = fp8_format::none,
+                 mma_layout layout = mma_layout::warp);
     // ptr[offset] op= value, atomically; returns the element's value before.
     value_id
     atomic(atomic_op kind, value_id ptr, value_id offset, value_id value, memory_semantics sem, int line);

@@ -100,7 +100,8 @@ enum class opcode : std::uint8_t
     broadcast,    // scalar -> vector (lanes from the result type)
     reduce,       // vector; attr: arith (add, min, max) -> scalar
     mma,          // a, b, c: one warp's 16x8 (+)= 16xK . Kx8 from its lanes' fragments -> d; K 16
-                  // (f16, bf16), or 32 for FP8 bytes (attr: their fp8_format)
+                  // (f16, bf16), or 32 for FP8 bytes (attr: their fp8_format); int_value: mma_layout
+                  // (wave: one 64-lane wave's 16x16 (+)= 16x16 . 16x16, f16 or bf16)
     atomic,       // ptr, offset, value (cas: ptr, offset, compare, value); attr: atomic_op;
                   // int_value: memory_semantics -> old value (cas: old value, success)
     fence,        // int_value: memory_semantics
@@ -180,6 +181,13 @@ enum class fp8_format : std::uint8_t
     none,
     e4m3fnuz, // bias 8, max 240, NaN 0x80 only, no -0
     e4m3fn,   // bias 7, max 448, NaN 0x7F and 0xFF
+};
+
+// Whose fragments an mma's lanes hold.
+enum class mma_layout : std::uint8_t
+{
+    warp, // NVIDIA's mma.m16n8k16 (.row.col) over a warp of 32 lanes (AMD: emulated)
+    wave, // AMD's MFMA 16x16x16 over a wave of 64 lanes, as the matrix cores take them
 };
 
 // A read-modify-write of one element; `cas` replaces it only when it equals

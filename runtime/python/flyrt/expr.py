@@ -20,7 +20,8 @@ from .language.block import (
 )
 from .language.fragments import a_fragment, b_fragment
 from .language.grid_dependency import launch_dependents, wait_for_prior_grids
-from .language.matrix import a_position, b_position, c_position, mma
+from .language.matrix import (a_position, b_position, c_position, mma, wave_a_position, wave_b_position,
+                              wave_c_position, wave_mma)
 from .language.printing import printf
 from .language.reads import number
 from .language.tracing import current

@@ -228,10 +228,12 @@ value_id function_builder::shuffle(value_id value, value_id source_thread, int l
     return result(o, type_of(value));
 }
 
-value_id function_builder::mma(value_id a, value_id b, value_id c, int line, fp8_format fp8)
+value_id
+function_builder::mma(value_id a, value_id b, value_id c, int line, fp8_format fp8, mma_layout layout)
 {
     op& o = append(opcode::mma, {a, b, c}, line);
     o.attr = static_cast<int>(fp8);
+    o.int_value = static_cast<std::int64_t>(layout);
     return result(o, type_of(c));
 }
 

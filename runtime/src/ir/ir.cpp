@@ -235,6 +235,10 @@ private:
             {
                 m_out << "." << o->attr;
             }
+            if (o->code == opcode::mma && o->int_value != 0)
+            {
+                m_out << ".wave";
+            }
             if (!o->callee.empty())
             {
                 m_out << " @" << o->callee;

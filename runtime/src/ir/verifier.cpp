@@ -502,6 +502,19 @@ private:
         const type& b = m_fn.type_of(o.operands.at(1));
         const type& c = m_fn.type_of(o.operands.at(2));
         const auto fp8 = static_cast<fp8_format>(o.attr);
+        if (static_cast<mma_layout>(o.int_value) == mma_layout::wave)
+        {
+            if (fp8 != fp8_format::none || (a.kind != scalar::f16 && a.kind != scalar::bf16) ||
+                a.lanes != 4 || b.kind != a.kind || b.lanes != 4 || c.kind != scalar::f32 || c.lanes != 4)
+            {
+                fail(
+                    "fx.wave_mma takes a lane's fragments: a and b of 4 Float16 (or BFloat16) values, c of 4 "
+                    "Float32; got " +
+                        to_string(a) + ", " + to_string(b) + ", " + to_string(c),
+                    o.loc);
+            }
+            return;
+        }
         if (fp8 != fp8_format::none)
         {
             if (a.kind != scalar::u8 || a.lanes != 16 || b.kind != scalar::u8 || b.lanes != 8 ||
@@ -667,6 +680,11 @@ private:
 
     void check_mma_target(const op& o) const
     {
+        if (static_cast<mma_layout>(o.int_value) == mma_layout::wave)
+        {
+            check_wave_mma_target(o);
+            return;
+        }
         if (!m_target.matrix_multiply)
         {
             throw verify_error(
@@ -700,6 +718,33 @@ private:
             throw verify_error("fx.mma needs warps of 32 lanes; the " + m_target.name() + " target's are " +
                                    std::to_string(m_target.warp_size) + " (fx.set_warp_size(32))",
                                o.loc);
+        }
+    }
+
+    // MFMA's own layout: a wave of 64 lanes, whole (as fx.mma on AMD), on
+    // an AMD GPU with MFMA or on the CPU run with waves of 64.
+    void check_wave_mma_target(const op& o) const
+    {
+        if (m_target.warp_size != 64 || !m_target.matrix_multiply)
+        {
+            throw verify_error(
+                "fx.wave_mma is AMD's MFMA layout, for a wave of 64 lanes: an AMD GPU with MFMA (gfx90a, "
+                "gfx94x) or the CPU with fx.set_warp_size(64); this target is " +
+                    m_target.name() + " (" + m_target.cpu + ") with " + std::to_string(m_target.warp_size) +
+                    "-lane warps (NVIDIA's warps take fx.mma)",
+                o.loc);
+        }
+        const std::int64_t threads =
+            std::int64_t(m_fn.known_block_size[0]) * m_fn.known_block_size[1] * m_fn.known_block_size[2];
+        if (m_target.kind == target_kind::amdgpu && (threads <= 0 || threads % 64 != 0))
+        {
+            throw verify_error(
+                "fx.wave_mma needs blocks of whole 64-lane waves, known when the kernel is traced: "
+                "kernel " +
+                    m_fn.name + "'s block is " +
+                    (threads > 0 ? std::to_string(threads) + " threads"
+                                 : std::string("not known (give launch() a constant block)")),
+                o.loc);
         }
     }
 

@@ -72,6 +72,9 @@ void bind_ir(py::module_& m)
         .value("le", ir::predicate::le)
         .value("gt", ir::predicate::gt)
         .value("ge", ir::predicate::ge);
+    py::enum_<ir::mma_layout>(m, "MMALayout")
+        .value("warp", ir::mma_layout::warp)
+        .value("wave", ir::mma_layout::wave);
     py::enum_<ir::fp8_format>(m, "FP8Format")
         .value("none", ir::fp8_format::none)
         .value("e4m3fnuz", ir::fp8_format::e4m3fnuz)
@@ -162,7 +165,8 @@ void bind_ir(py::module_& m)
              py::arg("b"),
              py::arg("c"),
              py::arg("line"),
-             py::arg("fp8") = ir::fp8_format::none)
+             py::arg("fp8") = ir::fp8_format::none,
+             py::arg("layout") = ir::mma_layout::warp)
         .def("atomic",
              [](ir::function_builder& b,
                 ir::atomic_op kind,

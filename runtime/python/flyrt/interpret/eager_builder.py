@@ -344,13 +344,15 @@ class EagerBuilder:
         source = int(source)
         return values[source] if 0 <= source < len(values) else value
 
-    def mma(self, a, b, c, line, fp8=None):
+    def mma(self, a, b, c, line, fp8=None, layout=None):
         """cpu_codegen.cpp's emit_mma: per lane of a warp of 32, products of
         Float16 / BFloat16 (or, `fp8` their format, FP8) fragments exact in
         float32, summed in order of k. A lane's 32-bit words hold `pack`
         consecutive k: 2, or 4 for FP8."""
         thread = self._gpu("fx.mma")
         fragments = thread.exchange("fx.mma", (a, b))
+        if layout == _core.MMALayout.wave:
+            return self._wave_mma(fragments, thread.linear, a, b, c)
         tid = thread.linear
         lane = tid % 32
         warp = tid - lane
@@ -375,6 +377,26 @@ class EagerBuilder:
                 product = element(0, 4 * g + (k % (4 * pack)) // pack, a_index) * \
                     element(1, 4 * column + (k % (4 * pack)) // pack, b_index)
                 total = np.float32(total + product)
+            d[i] = total
+        return d
+
+    @staticmethod
+    def _wave_mma(fragments, tid, a, b, c):
+        """cpu_codegen.cpp's emit_wave_mma: MFMA's layout over a wave of 64,
+        products exact in float32, summed in order of k."""
+        wave = tid - tid % 64
+        column, quarter = tid % 16, (tid % 64) // 16
+
+        def held(which, index, k):
+            holder = wave + index + 16 * (k // 4)
+            fragment = fragments[holder][which] if 0 <= holder < len(fragments) else (a, b)[which]
+            return np.float32(fragment[k % 4])
+
+        d = np.array(c, np.float32)
+        for i in range(4):
+            total = np.float32(c[i])
+            for k in range(16):
+                total = np.float32(total + held(0, 4 * quarter + i, k) * held(1, column, k))
             d[i] = total
         return d
 

@@ -33,8 +33,26 @@ of both formats is a Float16 value). The CPU computes either format exactly
 as above. The hardware's accumulation order and rounding are unspecified
 (PTX ISA): a GPU result equals the CPU's when the partial sums are exact in
 Float32, and is within a few Float32 ulps of the sum's magnitude otherwise.
+
+``fx.wave_mma`` is AMD's own form, D = A B + C with A, B, C and D 16x16,
+over a wave of 64 lanes, each lane holding what MFMA's matrix cores read and
+write: with lane the thread's index in its wave, r = lane % 16 and
+q = lane // 16,
+
+    a[i], i < 4:  A[r, 4 * q + i]
+    b[i], i < 4:  B[4 * q + i, r]
+    c[i], d[i]:   C[4 * q + i, r]
+
+(``wave_a_position``, ``wave_b_position``, ``wave_c_position``). On AMD GPUs
+with MFMA it is one ``v_mfma_f32_16x16x16`` (f16, bf16) with no value moved
+between lanes, where ``fx.mma`` moves each operand into this layout and its
+result back; a kernel written for it reads its fragments from memory where
+MFMA wants them. It needs waves of 64: an AMD GPU, or the CPU after
+``fx.set_warp_size(64)``, which computes it exactly as ``fx.mma``; NVIDIA's
+warps of 32 take ``fx.mma``. Blocks are whole waves, as for ``fx.mma`` on AMD.
 """
 
+from .. import _core
 from ..core import dtypes
 from ..core.errors import KernelError
 from ..core.user_code import user_line
@@ -58,10 +76,28 @@ def mma(a, b, c):
     return Value(current().builder.mma(a.id, b.id, c.id, line()), dtypes.Float32)
 
 
-def _accumulator(c):
+def wave_mma(a, b, c):
+    """d = a . b + c for one 64-lane wave in MFMA's layout; a and b: 4 lanes
+    of Float16 (or BFloat16), c: 4 lanes of Float32. Returns d (4 lanes of
+    Float32)."""
+    for name, value in (("a", a), ("b", b)):
+        if not isinstance(value, Value) or value.lanes != 4 or value.dtype not in (dtypes.Float16, dtypes.BFloat16):
+            raise TypeError(f"fx.wave_mma: {name} must be a 4-lane Float16 or BFloat16 fragment, got {value!r}")
+    if b.dtype is not a.dtype:
+        raise TypeError(f"fx.wave_mma: a and b must have one type, not {a.dtype.name} and {b.dtype.name}")
+    target = current().target
+    if target.warp_size != 64:
+        raise KernelError(f"fx.wave_mma is AMD's MFMA layout, for waves of 64 lanes; the {target.name} target's "
+                          f"warps are {target.warp_size} (on the CPU: fx.set_warp_size(64); NVIDIA: fx.mma)",
+                          *user_line())
+    c = _accumulator(c, "fx.wave_mma")
+    return Value(current().builder.mma(a.id, b.id, c.id, line(), layout=_core.MMALayout.wave), dtypes.Float32)
+
+
+def _accumulator(c, name="fx.mma"):
     c = convert(c, dtypes.Float32)
     if c.lanes != 4:
-        raise TypeError(f"fx.mma: c must be a 4-lane Float32 fragment, got {c!r}")
+        raise TypeError(f"{name}: c must be a 4-lane Float32 fragment, got {c!r}")
     return c
 
 
@@ -109,3 +145,26 @@ def c_position(i):
     """(row, column) of C and D that element i of this lane's fragments holds."""
     g, t = _g_t()
     return g + 8 * (i // 2), 2 * t + i % 2
+
+
+def _r_q():
+    lane = lane_id() % 64
+    return lane % 16, lane // 16
+
+
+def wave_a_position(i):
+    """(row, column) of A that element i of this lane's fx.wave_mma a fragment holds."""
+    r, q = _r_q()
+    return r, 4 * q + i
+
+
+def wave_b_position(i):
+    """(row, column) of B that element i of this lane's fx.wave_mma b fragment holds."""
+    r, q = _r_q()
+    return 4 * q + i, r
+
+
+def wave_c_position(i):
+    """(row, column) of C and D that element i of this lane's fx.wave_mma fragments holds."""
+    r, q = _r_q()
+    return 4 * q + i, r

@@ -324,6 +324,11 @@ protected:
     //   lane: exact products, NaN and signed zeros kept.
     void mma(const ir::op& o) override
     {
+        if (static_cast<ir::mma_layout>(o.int_value) == ir::mma_layout::wave)
+        {
+            wave_mma(o);
+            return;
+        }
         const auto format = static_cast<ir::fp8_format>(o.attr);
         const bool fp8 = format != ir::fp8_format::none;
         const bool native_fp8 = format == ir::fp8_format::e4m3fnuz && m_target.cpu.rfind("gfx94", 0) == 0;
@@ -426,6 +431,27 @@ protected:
         {
             bind(o.results[0], m_b.CreateFAdd(result, c));
         }
+    }
+
+    // fx.wave_mma: the lanes hold MFMA's own fragments, so one
+    // v_mfma_f32_16x16x16 (f16, or bf16's 1k form) takes them as they are.
+    void wave_mma(const ir::op& o)
+    {
+        const bool bf16 = kind_of(o.operands[0]) == scalar::bf16;
+        llvm::Value* a = value(o.operands[0]);
+        llvm::Value* b = value(o.operands[1]);
+        if (bf16)
+        {
+            llvm::Type* words = llvm::FixedVectorType::get(m_b.getInt16Ty(), 4);
+            a = m_b.CreateBitCast(a, words);
+            b = m_b.CreateBitCast(b, words);
+        }
+        bind(o.results[0],
+             m_b.CreateIntrinsic(
+                 bf16 ? llvm::Intrinsic::amdgcn_mfma_f32_16x16x16bf16_1k
+                      : llvm::Intrinsic::amdgcn_mfma_f32_16x16x16f16,
+                 {},
+                 {a, b, value(o.operands[2]), m_b.getInt32(0), m_b.getInt32(0), m_b.getInt32(0)}));
     }
 
 private:

@@ -538,6 +538,11 @@ private:
     // row in each 32-bit word: 2 (f16, bf16; K = 16) or 4 (FP8; K = 32).
     void emit_mma(const ir::op& o)
     {
+        if (static_cast<ir::mma_layout>(o.int_value) == ir::mma_layout::wave)
+        {
+            emit_wave_mma(o);
+            return;
+        }
         const auto fp8 = static_cast<ir::fp8_format>(o.attr);
         const unsigned pack = fp8 == ir::fp8_format::none ? 2 : 4;
         thread_segment(
@@ -576,6 +581,44 @@ private:
                         llvm::Value* b =
                             lane_value(o.operands[1], b_lane, (k % pack) + pack * (k / (4 * pack)));
                         sum = m_b.CreateFAdd(sum, m_b.CreateFMul(a, b));
+                    }
+                    d = m_b.CreateInsertElement(d, sum, i);
+                }
+                bind(o.results[0], d);
+            });
+    }
+
+    // fx.wave_mma, exactly: MFMA's layout over a wave of 64 (matrix.py), lane
+    // l holding row l % 16 of A and column l % 16 of B, four k from 4 (l / 16),
+    // and rows 4 (l / 16) .. + 3 of column l % 16 of C and D.
+    void emit_wave_mma(const ir::op& o)
+    {
+        thread_segment(
+            [&]
+            {
+                llvm::Type* f32 = m_b.getFloatTy();
+                llvm::Value* lane = m_b.CreateURem(m_tid, m_b.getInt64(64));
+                llvm::Value* wave = m_b.CreateSub(m_tid, lane);
+                llvm::Value* column = m_b.CreateURem(lane, m_b.getInt64(16));
+                llvm::Value* quarter = m_b.CreateUDiv(lane, m_b.getInt64(16));
+                // element k % 4 of the lane 16 (k / 4) + `index` holds
+                auto held = [&](ir::value_id id, llvm::Value* index, unsigned k)
+                {
+                    llvm::Value* holder =
+                        m_b.CreateAdd(wave, m_b.CreateAdd(index, m_b.getInt64(16 * (k / 4))));
+                    return m_b.CreateFPExt(m_b.CreateExtractElement(value_of_thread(id, holder), k % 4), f32);
+                };
+                llvm::Value* c = value(o.operands[2]);
+                llvm::Value* d = llvm::PoisonValue::get(c->getType());
+                for (unsigned i = 0; i < 4; ++i)
+                {
+                    llvm::Value* row =
+                        m_b.CreateAdd(m_b.CreateMul(quarter, m_b.getInt64(4)), m_b.getInt64(i));
+                    llvm::Value* sum = m_b.CreateExtractElement(c, i);
+                    for (unsigned k = 0; k < 16; ++k)
+                    {
+                        sum = m_b.CreateFAdd(
+                            sum, m_b.CreateFMul(held(o.operands[0], row, k), held(o.operands[1], column, k)));
                     }
                     d = m_b.CreateInsertElement(d, sum, i);
                 }
