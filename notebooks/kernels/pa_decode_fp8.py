@@ -377,9 +377,10 @@ def _weighed(partial_out, partial_lse, start, end, stride, q_index, g, d):
 
 def _combine_threads(head_size, most_partials):
     """The combine kernel's threads: a column of LANES head dimensions each, in groups enough that a group
-    weighs about 8 of a context's partials (`most_partials`: the most any context has), 128 to 1024."""
+    weighs about REDUCE_STEP of a context's partials (`most_partials`: the most any context has), so that
+    its loads are one round trip, 128 to 1024."""
     columns = head_size // LANES
-    groups = 1 << ((max(1, most_partials) + 7) // 8 - 1).bit_length()
+    groups = 1 << ((max(1, most_partials) + REDUCE_STEP - 1) // REDUCE_STEP - 1).bit_length()
     return columns * min(max(groups, 128 // columns), 1024 // columns)
 
 

@@ -6,8 +6,8 @@ verified, LLVM run for the kernels whose IR changed (a kernel that does not
 inline the helper, the combine kernel, is reused from this process's
 compiles, or from the payload its warm start loaded), then NVIDIA's assembler on the PTX the edit changed, as the GPU
 machine's nvJitLink does in-process (ptxas here: the pinned
-nvidia-cuda-nvcc-cu12's; the GPU assembles an unchanged kernel's PTX again,
-on a thread of its own beside the changed one's).
+nvidia-cuda-nvcc-cu12's; an unchanged kernel keeps the cubin nvJitLink
+made of its PTX).
 The driver's load is the one step left out. A fresh process: the first edit
 after a warm-started launch, then the median of later edits. Prints; never
 fails.

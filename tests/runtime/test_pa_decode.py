@@ -175,12 +175,12 @@ def test_a_prefetch_with_stages_of_shared_memory_is_a_clear_error(monkeypatch):
         pa._Step(buffers, 3, False, 1, True)()
 
 
-@pytest.mark.parametrize("head_size, context, threads", [(64, 1000, 128), (128, 1000, 128), (128, 3000, 512)])
+@pytest.mark.parametrize("head_size, context, threads", [(64, 1000, 128), (128, 1000, 256), (128, 3000, 1024)])
 def test_the_combine_kernel_spreads_a_long_contexts_many_partials_over_its_threads(head_size, context, threads,
                                                                                   monkeypatch):
     """A page per work item: 63 (188) partial results per context, more than the combine kernel's groups
-    of threads, each of which weighs every 16th (head 64) or 8th (head 128) of them, or with 188 a block
-    of 32 groups."""
+    of threads, 16 of which weigh every 16th of them (about REDUCE_STEP each: one round of loads), or
+    with 188 a block of 64 groups, the most (1024 threads)."""
     monkeypatch.setattr(pa, "USE_MMA_KERNEL", True)
     case = make_case(seed=head_size, num_seqs=2, num_q_heads=8, num_kv_heads=2, head_size=head_size,
                      context_length=context)
