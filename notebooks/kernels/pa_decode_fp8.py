@@ -10,7 +10,7 @@ Work: a host-side builder splits each (sequence, kv head) context into page
 ranges, which a fixed number of workers take in turn (worker w the items w,
 w + workers, ..: its first item known at its start, with no load). On GPUs
 (pages of 16 tokens or a multiple, V not transposed) a worker is a block of 1,
-4 or 8 warps (at least 2 on AMD: a 64-lane wave) on the matrix units (fx.mma), which take a page
+4 or 8 warps on the matrix units (fx.mma; on AMD a 64-lane wave in MFMA's own layout, fx.wave_mma), which take a page
 16 tokens at a time (a tile) and 16 query rows of a kv head (more rows, more
 blocks), a block's warps sharing a work item's tiles, with one tile in flight in registers or one or two through
 shared memory when the tuner finds that pays.
@@ -57,13 +57,11 @@ USE_MMA_KERNEL = None
 # or a stage in registers ("prefetch"): on NVIDIA GPUs the most at which ptxas keeps it out of local memory
 # (12: 168 registers; 8: 255), but for e4m3fnuz's single stage (24 bytes spilled at 12, as its rare special
 # codes' branch had before) and e4m3fn's (16: bandwidth-bound batches want the warps; at 12 the largest
-# benchmark shape took 454 us on the H200 where 16 had taken 390); on AMD's (a 64-lane wave per block, two
-# warps, whose registers the matrix units' accumulators share) 2 waves per SIMD, but 1 for a single stage
-# (two warps' fragments: e4m3fnuz's do not fit 2 waves, e4m3fn's spill 3 VGPRs at 2; its prefetch 112 bytes)
-MMA_BLOCKS_PER_SM = {("e4m3fn", 1): {"nvptx": 16, "amdgpu": 4}, ("e4m3fn", 2): {"nvptx": 12, "amdgpu": 8},
-                     ("e4m3fn", 3): {"nvptx": 12, "amdgpu": 8}, ("e4m3fn", "prefetch"): {"nvptx": 12, "amdgpu": 4},
-                     ("e4m3fnuz", 1): {"nvptx": 12, "amdgpu": 4}, ("e4m3fnuz", 2): {"nvptx": 8, "amdgpu": 8},
-                     ("e4m3fnuz", 3): {"nvptx": 8, "amdgpu": 8}, ("e4m3fnuz", "prefetch"): {"nvptx": 8, "amdgpu": 4}}
+# benchmark shape took 454 us on the H200 where 16 had taken 390). (AMD's 64-lane waves run
+# pa_decode_wave_kernel, which needs no hint: 160 VGPRs at head size 128, three waves a SIMD.)
+MMA_BLOCKS_PER_SM = {("e4m3fn", 1): {"nvptx": 16}, ("e4m3fn", 2): {"nvptx": 12}, ("e4m3fn", 3): {"nvptx": 12},
+                     ("e4m3fn", "prefetch"): {"nvptx": 12}, ("e4m3fnuz", 1): {"nvptx": 12},
+                     ("e4m3fnuz", 2): {"nvptx": 8}, ("e4m3fnuz", 3): {"nvptx": 8}, ("e4m3fnuz", "prefetch"): {"nvptx": 8}}
 
 
 def _mma_blocks_per_sm(fp8_format, stages, warps, prefetch=False, head_size=128, checked=False):
@@ -73,8 +71,7 @@ def _mma_blocks_per_sm(fp8_format, stages, warps, prefetch=False, head_size=128,
     in registers takes MMA_BLOCKS_PER_SM's prefetch row: ptxas on sm_90, 4 warps, e4m3fn 166 registers at 3
     blocks, e4m3fnuz 238 at 2; no spills); half as many at head size 256 (its output fragments alone are 128
     registers a lane), and half as many with bounds checks (`checked`: each check's report path holds values;
-    on AMD at 2 waves per SIMD the checked kernel needed scratch, 24 bytes with e4m3fnuz and 160 with e4m3fn,
-    at 1 none; on sm_90 e4m3fn's single warp spilled 448 bytes at 16 blocks, 356 with the prefetch at 12,
+    on sm_90 e4m3fn's single warp spilled 448 bytes at 16 blocks, 356 with the prefetch at 12,
     none at 8 and 6, and the big benchmark shape checked took 468 us on an H100 where it had taken 653)."""
     most = (2 if stages > 1 else 3) if warps > 1 else None
     per_head = max(head_size, 128) // 128
@@ -145,6 +142,13 @@ def _as_page(pieces, head_size):
     """A tile's pieces (as _lane_pieces orders them) as the kernel uses them: keys[half][chunk], V rows."""
     chunks = head_size // 64
     return [pieces[:chunks], pieces[chunks:2 * chunks]], pieces[2 * chunks:]
+
+
+def _work_item(work, context_lengths, item, tiles):
+    """(sequence, kv head, its context length, first tile, one past its last tile) of work item `item`, its
+    pages as tiles of 16 tokens (`tiles` a page), which the matrix units take at once."""
+    seq = work[item, 0]
+    return seq, work[item, 1], context_lengths[seq], work[item, 2] * tiles, work[item, 3] * tiles
 
 
 def _tile(block_tables, seq, tile, end_tile, tiles):
@@ -236,8 +240,8 @@ def _share_rows(row_stats, parts, peaks, totals, out_frags, warps, warp, lane, g
     (rows gq and gq + 8) meet in shared `row_stats` [2, warps, 16], each warp rescales its output rows to
     the block's peaks, and warps 1.. leave theirs in `parts` [_merge_slots(warps), 32 lanes, fragments x 4,
     and 4 more floats: a quarter warp's 16-byte stores in different banks]: past 4 warps, halves of the block
-    first fold onto the other halves (warp w + n added into warp w), so that 8 warps' merge fits AMD's 64 KB
-    of LDS. Returns (the block's peaks, their bases: 0 for a row with no visible token, the rescaled
+    first fold onto the other halves (warp w + n added into warp w), so that 8 warps' merge fits the CPU's
+    64 KB a block. Returns (the block's peaks, their bases: 0 for a row with no visible token, the rescaled
     fragments)."""
     if tq == 0:
         for h in fx.range_constexpr(2):
@@ -519,14 +523,9 @@ def compile_pa_decode_ps(softmax_scale=None, trans_v=False, needs_mask=True, que
             row_stats = fx.shared((2, warps, 16), fx.Float32)
             parts = fx.shared((_merge_slots(warps), 32, head_size // 2 + 4), fx.Float32)
         for item in range(fx.block_idx.x, work.shape[0], fx.grid_dim.x):
-            seq = work[item, 0]
-            kv_head = work[item, 1]
-            context_length = context_lengths[seq]
-            # The item's pages as tiles of 16 tokens (`tiles` a page), which the matrix units take at once. Warp
-            # w computes tiles first_tile + w, first_tile + w + warps, ..: the warps step through the item
+            # Warp w computes tiles first_tile + w, first_tile + w + warps, ..: the warps step through the item
             # together (the loop's bounds the block's), a warp's tile past the item's masked.
-            first_tile = work[item, 2] * tiles
-            end_tile = work[item, 3] * tiles
+            seq, kv_head, context_length, first_tile, end_tile = _work_item(work, context_lengths, item, tiles)
             # With stages > 1 a lane keeps stages - 1 tiles' bytes in flight (async copies into shared memory,
             # each stage an array of its own) and computes on the oldest; with 1 it loads each tile as it
             # computes it. Either way the block-table entries are read a tile ahead. The first of them (and
@@ -659,6 +658,104 @@ def compile_pa_decode_ps(softmax_scale=None, trans_v=False, needs_mask=True, que
                 fx.barrier()  # every thread done with q_rows before the next item overwrites them
 
     @flyc.kernel
+    def pa_decode_wave_kernel(query: fx.Tensor, key_cache: fx.Tensor, value_cache: fx.Tensor,
+                              block_tables: fx.Tensor, context_lengths: fx.Tensor, k_scale: fx.Tensor,
+                              v_scale: fx.Tensor, work: fx.Tensor, partial_out: fx.Tensor,
+                              partial_lse: fx.Tensor, partial_ranges: fx.Tensor, arrivals: fx.Tensor,
+                              out: fx.Tensor, head_size: fx.Constexpr[int], block_size: fx.Constexpr[int],
+                              one_launch: fx.Constexpr[bool]):
+        # The matrix-unit kernel for 64-lane waves (AMD), a wave a block, in MFMA's own layout (fx.wave_mma):
+        # lane l holds query row r = l % 16 of the block's and quarter q = l // 16. A tile's scores come as
+        # S^T = K Q^T, tokens on MFMA's rows: the lane reads key row r's head dimensions from (H/4) q on and
+        # is left the scores of tokens 4q..4q+3 for its own row r, whose weights are the B fragment of
+        # O^T = V^T P^T as they are (V's A fragment: tokens 4q..4q+3 at head dimensions (H/16) r on); its
+        # output is row r's head dimensions (H/4) q on. No value crosses lanes but a row's softmax statistics
+        # (two shuffles).
+        if fx.const_expr(not one_launch):
+            fx.launch_dependents()  # (where the target has programmatic dependent launch)
+        scale = softmax_scale if fx.const_expr(softmax_scale is not None) else 1.0 / math.sqrt(head_size)
+        thread = fx.thread_idx.x
+        r = thread % 16
+        q = thread // 16
+        quarter = head_size // 4
+        steps = head_size // 16
+        tiles = block_size // 16
+        block_rows = _block_rows(rows)
+        row_block = fx.block_idx.y if fx.const_expr(block_rows < rows) else 0
+        first_row = row_block * block_rows
+        row = first_row + r
+        # a lane past the block's rows computes a copy of one of them, never stored
+        q_source = r % block_rows if fx.const_expr(block_rows < 16) else r
+        q_rows = fx.shared((block_rows, head_size), fx.Float16)
+        q_parts = _q_row_parts(64, block_rows, head_size)
+        q_width = head_size // q_parts
+        ticket = fx.shared((1,), fx.Int32)
+        for item in range(fx.block_idx.x, work.shape[0], fx.grid_dim.x):
+            seq, kv_head, context_length, first_tile, end_tile = _work_item(work, context_lengths, item, tiles)
+            row_scale = scale * LOG2E * (1.0 if fx.const_expr(per_token_kv) else k_scale[0])
+            if thread < block_rows * q_parts:
+                part_row = thread // q_parts
+                _load_q_fragments(query, q_rows, part_row, seq * query_length + (first_row + part_row) // group,
+                                  kv_head * group + (first_row + part_row) % group, (thread % q_parts) * q_width,
+                                  q_width, row_scale)
+            fx.barrier()
+            q_frags = [fx.Vector.load(q_rows, (q_source, quarter * q + 4 * s), 4, align=8) for s in range(steps)]
+            peak = float("-inf")
+            total = 0.0  # this lane's share of row r's softmax denominator: its tokens'
+            out_frags = [fx.Vector.zeros(4, fx.Float32) for _ in range(steps)]
+            for tile in range(first_tile, end_tile):
+                block, first = _tile(block_tables, seq, tile, end_tile, tiles)
+                keys = [fx.Vector.load(key_cache, (block, kv_head, first + r, quarter * q + p), 16, align=16)
+                        .to(fx.Float16) for p in range(0, quarter, 16)]
+                v_rows = [fx.Vector.load(value_cache, (block, kv_head, first + 4 * q + i, steps * r), steps,
+                                         align=steps).to(fx.Float16) for i in range(4)]
+                scores = fx.Vector.zeros(4, fx.Float32)
+                for st in fx.range_constexpr(steps):
+                    key = fx.Vector.from_elements([keys[4 * st // 16][4 * st % 16 + i] for i in range(4)])
+                    scores = fx.wave_mma(key, q_frags[st], scores)
+                values = []
+                for i in fx.range_constexpr(4):  # tokens 4q + i of the tile, row r
+                    score = scores[i]
+                    if fx.const_expr(per_token_kv):
+                        score = score * k_scale[block, kv_head, first + 4 * q + i]
+                    if fx.const_expr(needs_mask):
+                        visible = _visible(16 * tile + 4 * q + i, context_length, query_length, row // group)
+                        score = fx.select(visible, score, float("-inf"))
+                    values.append(score)
+                top = fx.max(fx.max(values[0], values[1]), fx.max(values[2], values[3]))
+                top = fx.max(top, top.shuffle_xor(16))
+                new_peak = fx.max(peak, fx.max(top, top.shuffle_xor(32)))
+                base = fx.select(new_peak == float("-inf"), 0.0, new_peak)  # no visible token yet
+                rescale = fx.exp2(peak - base, approx=True)
+                weights = [fx.exp2(v - base, approx=True) for v in values]
+                total = total * rescale + weights[0] + weights[1] + weights[2] + weights[3]
+                peak = new_peak
+                if fx.const_expr(per_token_kv):
+                    weights = [w * v_scale[block, kv_head, first + 4 * q + i] for i, w in enumerate(weights)]
+                p_frag = fx.Vector.from_elements([w.to(fx.Float16) for w in weights])
+                out_frags = [fx.wave_mma(fx.Vector.from_elements([v_rows[i][c] for i in range(4)]), p_frag,
+                                         o * rescale) for c, o in enumerate(out_frags)]
+            total = total + total.shuffle_xor(16)
+            total = total + total.shuffle_xor(32)
+            slot = work[item, 4]
+            if r < block_rows:
+                factor = fx.select(total > 0.0, (1.0 if fx.const_expr(per_token_kv) else v_scale[0]) / total, 0.0)
+                # head dimension quarter q + steps i + c of row r is element i of out_frags[c]
+                mine = [out_frags[c][i] for i in range(4) for c in range(steps)]
+                for d in fx.range_constexpr(0, quarter, LANES):
+                    (fx.Vector.from_elements(mine[d:d + LANES]) * factor).store(
+                        partial_out, (slot, row // group, row % group, quarter * q + d), align=16)
+                if q == 0:
+                    partial_lse[slot, row // group, row % group] = peak + fx.log2(total)
+            if fx.const_expr(one_launch):
+                count = partial_ranges[seq, kv_head, 1]
+                if _last_to_arrive(arrivals, (seq, kv_head, row_block), count, ticket, thread):
+                    _combine(partial_out, partial_lse, partial_ranges[seq, kv_head, 0], count, out, seq, kv_head,
+                             first_row, block_rows, thread, 64, group, query_length, head_size)
+            else:
+                fx.barrier()  # every lane done with q_rows before the next item overwrites them
+
+    @flyc.kernel
     def pa_combine_kernel(partial_out: fx.Tensor, partial_lse: fx.Tensor, partial_ranges: fx.Tensor,
                           out: fx.Tensor, head_size: fx.Constexpr[int], threads: fx.Constexpr[int]):
         # A block per (sequence, kv head, row): each group of its threads weighs every `groups`-th partial
@@ -711,15 +808,19 @@ def compile_pa_decode_ps(softmax_scale=None, trans_v=False, needs_mask=True, que
         if fx.const_expr(prefetch and stages > 1):
             raise ValueError(f"prefetch=True is a stage in registers, for stages=1 (not {stages})")
         if fx.const_expr(_mma_kernel_wanted() and _matrix_unit_fits(rows, head_size, block_size, trans_v)):
-            # blocks of whole waves: a 64-lane AMD wave is two warps, both on (fx.mma reads every lane); its
-            # occupancy hint is still the requested warps' (one wave a block)
-            block_warps = max(warps, fx.target().warp_size // 32)
-            pa_decode_mma_kernel(query, key_cache, value_cache, block_tables, context_lengths, k_scale, v_scale,
-                                 work, partial_out, partial_lse, partial_ranges, arrivals, out, head_size,
-                                 block_size, stages, one_launch, block_warps, prefetch).launch(
-                grid=(workers, rows // _block_rows(rows)), block=(32 * block_warps,),
-                min_blocks_per_sm=_mma_blocks_per_sm(fp8_format, stages, warps, prefetch, head_size,
-                                                     flyrt.bounds_checks()))
+            if fx.const_expr(fx.target().warp_size == 64):
+                # a wave a block in MFMA's layout (warps, stages and prefetch are the 32-lane kernel's)
+                pa_decode_wave_kernel(query, key_cache, value_cache, block_tables, context_lengths, k_scale,
+                                      v_scale, work, partial_out, partial_lse, partial_ranges, arrivals, out,
+                                      head_size, block_size, one_launch).launch(
+                    grid=(workers, rows // _block_rows(rows)), block=(64,))
+            else:
+                pa_decode_mma_kernel(query, key_cache, value_cache, block_tables, context_lengths, k_scale,
+                                     v_scale, work, partial_out, partial_lse, partial_ranges, arrivals, out,
+                                     head_size, block_size, stages, one_launch, warps, prefetch).launch(
+                    grid=(workers, rows // _block_rows(rows)), block=(32 * warps,),
+                    min_blocks_per_sm=_mma_blocks_per_sm(fp8_format, stages, warps, prefetch, head_size,
+                                                         flyrt.bounds_checks()))
             if fx.const_expr(not one_launch):
                 pa_combine_kernel(partial_out, partial_lse, partial_ranges, out, head_size, combine_threads).launch(
                     grid=(partial_ranges.shape[0], partial_ranges.shape[1], rows), block=(combine_threads,))
@@ -828,7 +929,7 @@ def _split_choices(configs, named):
             and _merge_bytes(c.kwargs["warps"], q_shape[2]) <= MERGE_BYTES]
 
 
-# The most shared memory the warps' merge takes (_share_rows): AMD's LDS and the CPU's 64 KB a block, less
+# The most shared memory the warps' merge takes (_share_rows): the CPU's 64 KB a block, less
 # the query rows and row statistics beside it (8 warps at head size 256 would take 68 KB).
 MERGE_BYTES = 56 * 1024
 

@@ -107,7 +107,7 @@ def main():
     print(f"{'kernel':44s}" + "".join(f"{c:>13s}" for c in COLUMNS))
     for fmt in ("e4m3fnuz", "e4m3fn"):
         for checked in (False, True):
-            name = "pa_decode_mma_kernel"
+            name = "pa_decode_wave_kernel"
             show(f"flyrt, {fmt}, {'bounds checks' if checked else 'fast'}",
                  row(compile_kernel(fmt, checked)[name], name))
     if checkout is None:

@@ -97,6 +97,7 @@ def test_mma_in_a_block_that_is_part_of_a_wave_is_an_error_for_amd():
     assert mma_in_blocks_of.lower(a, b, c, c.copy(), 32, target="cuda", arch="sm_90").device_code  # NVIDIA: warps
 
 
+@pytest.mark.compiled_for("amdgpu")  # (PA decode traced for gfx942 is its wave kernel)
 @pytest.mark.parametrize("checked", [False, True], ids=["fast mode", "bounds checks (the default)"])
 def test_pa_decode_compiles_without_spills(checked):
     """Nothing goes to scratch in either mode. With bounds checks (the
@@ -123,11 +124,12 @@ def test_pa_decode_compiles_without_spills(checked):
             assert notes[".sgpr_spill_count"] == 0, kernel
 
 
-def test_pa_decode_matrix_kernel_on_gfx942_runs_two_warps_a_wave_without_scratch():
-    """A single-warp variant's blocks are a whole wave on AMD, two warps: each
-    fx.mma is two MFMAs, one a warp (64 in all at head 128: 32 for the scores,
-    32 for the values), and with the kernel's AMD occupancy (2 waves per
-    SIMD) nothing goes to scratch."""
+@pytest.mark.compiled_for("amdgpu")  # (PA decode traced for gfx942 is its wave kernel)
+@pytest.mark.parametrize("fmt", ["e4m3fnuz", "e4m3fn"])
+def test_pa_decode_on_gfx942_is_a_wave_in_mfmas_own_layout(fmt):
+    """The wave kernel (fx.wave_mma): one 64-lane wave a block, each tile 8 MFMAs for its scores and 8 for
+    its values at head 128, no value moved between lanes but a row's softmax statistics (two shuffles for
+    its peak, two for its sum), nothing in scratch."""
     import kernels.pa_decode_fp8 as pa
     from kernels.pa_reference import make_case
 
@@ -136,44 +138,42 @@ def test_pa_decode_matrix_kernel_on_gfx942_runs_two_warps_a_wave_without_scratch
     wanted = pa.USE_MMA_KERNEL
     pa.USE_MMA_KERNEL = True
     try:
-        pa.pa_decode_ps_launch(**make_case(num_seqs=2, num_q_heads=16, num_kv_heads=1, head_size=128, seed=1))
-        code = pa.compile_pa_decode_ps(None, False, True, 16, False, 1, "e4m3fnuz")["launch"].device_code()
+        pa.pa_decode_ps_launch(**make_case(num_seqs=2, num_q_heads=16, num_kv_heads=1, head_size=128, seed=1,
+                                           fmt=fmt))
+        code = pa.compile_pa_decode_ps(None, False, True, 16, False, 1, fmt)["launch"].device_code()
     finally:
         pa.USE_MMA_KERNEL = wanted
         flyrt.set_compile_only(None)
         flyrt.set_bounds_checks(None)
-    image = code["pa_decode_mma_kernel"]
-    notes = code_objects.check_code_object(image, "pa_decode_mma_kernel", 0)
+    assert sorted(code) == ["pa_combine_kernel", "pa_decode_wave_kernel"]
+    image = code["pa_decode_wave_kernel"]
+    notes = code_objects.check_code_object(image, "pa_decode_wave_kernel", 0)
     assert notes[".vgpr_spill_count"] == 0 and notes[".private_segment_fixed_size"] == 0, notes
     assert notes[".max_flat_workgroup_size"] == 64
-    assert code_objects.disassembly(image).count("v_mfma_f32_16x16x16_f16") == 64  # its fragments are f16
+    text = code_objects.disassembly(image)
+    assert text.count("v_mfma_f32_16x16x16_f16") == 16  # its fragments are f16: exact products
+    assert text.count("ds_bpermute") == 4
 
 
-@pytest.mark.parametrize("fmt", ["e4m3fnuz", "e4m3fn"])
+@pytest.mark.compiled_for("amdgpu")  # (PA decode traced for gfx942 is its wave kernel)
 @pytest.mark.parametrize("warps, stages, one_launch, prefetch", [
     (1, 1, False, False), (1, 1, False, True), (4, 1, False, False), (4, 1, False, True), (8, 1, False, True)])
-def test_every_pa_decode_variant_the_tuner_tries_compiles_for_gfx942_without_scratch(fmt, warps, stages, one_launch,
-                                                                                    prefetch):
-    """The tuner's variants (pa.VARIANTS, spelled out: a change there is a change here too) at their AMD
-    occupancy hints, in blocks of whole waves (a single warp's: two warps, one wave): each fx.mma is two
-    MFMAs, one a warp."""
+def test_every_pa_decode_variant_the_tuner_tries_is_the_wave_kernel_on_gfx942(warps, stages, one_launch,
+                                                                              prefetch):
+    """The tuner's variants (pa.VARIANTS, spelled out: a change there is a change here too) are the 32-lane
+    kernel's: on AMD each is the one wave kernel."""
     import kernels.pa_decode_fp8 as pa
     from kernels.pa_reference import make_case
 
     assert (warps, stages, one_launch, prefetch) in pa.VARIANTS
-    case = make_case(num_seqs=2, num_q_heads=16, num_kv_heads=1, head_size=128, context_length=64, fmt=fmt)
+    case = make_case(num_seqs=2, num_q_heads=16, num_kv_heads=1, head_size=128, context_length=64)
     buffers = pa._decode_buffers(**case, softmax_scale=None, workers=2, out=np.zeros_like(case["query"]),
                                  pages_per_work=None)
-    step = pa._Step(buffers, stages, one_launch, warps, prefetch)
-    flyrt.set_bounds_checks(False)
-    try:
-        image = step.launcher.lower(*step.args, target="hip", arch="gfx942").device_code["pa_decode_mma_kernel"]
-    finally:
-        flyrt.set_bounds_checks(None)
-    notes = code_objects.check_code_object(image, "pa_decode_mma_kernel", 0)
-    assert notes[".vgpr_spill_count"] == 0 and notes[".private_segment_fixed_size"] == 0, notes
-    assert notes[".max_flat_workgroup_size"] == 32 * max(warps, 2)
-    assert code_objects.disassembly(image).count("v_mfma_f32_16x16x16_f16") == 64
+    images = {}
+    for variant in ((1, 1, False, False), (warps, stages, one_launch, prefetch)):
+        step = pa._Step(buffers, variant[1], variant[2], variant[0], variant[3])
+        images[variant] = step.launcher.lower(*step.args, target="hip", arch="gfx942").device_code
+    assert images[(1, 1, False, False)] == images[(warps, stages, one_launch, prefetch)]
 
 
 @flyc.kernel

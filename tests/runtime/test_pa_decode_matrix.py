@@ -10,6 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import flyrt.expr as fx
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "notebooks"))
 
 import kernels.pa_decode_fp8 as pa  # noqa: E402
@@ -47,6 +49,42 @@ def test_upstream_matrix_through_the_matrix_unit_kernel(options, monkeypatch):
     step()
     # what the step runs (an earlier test may have compiled it: no trace of this call to read)
     assert "pa_decode_mma_kernel" in step.launcher.lower(*step.args, target="cpu").ir
+    ok, max_diff, max_relative = check(out, pa_decode_reference(**case))
+    assert ok, f"max_diff {max_diff:.3e}, max |out - ref| / (1 + |ref|) {max_relative:.3e}"
+
+
+@pytest.fixture
+def waves_of_64():
+    fx.set_warp_size(64)
+    yield
+    fx.set_warp_size(32)
+
+
+@pytest.mark.compiled_for("amdgpu")  # (waves of 64: NVIDIA's warps have no fx.wave_mma)
+@pytest.mark.parametrize("options", MMA_CASES, ids=map(case_id, MMA_CASES))
+def test_upstream_matrix_through_the_wave_kernel(options, monkeypatch, waves_of_64):
+    """AMD's kernel (fx.wave_mma, MFMA's own layout over a 64-lane wave), run on the CPU with waves of 64,
+    which computes its matrix products exactly: what gfx942 compiles, checked here without an AMD GPU."""
+    monkeypatch.setattr(pa, "USE_MMA_KERNEL", True)
+    case = make_case(seed=options["context_length"] + options["num_seqs"], **options)
+    step, out = pa.pa_decode_ps_prepare(**case)
+    step()
+    assert "pa_decode_wave_kernel" in step.launcher.lower(*step.args, target="cpu").ir
+    ok, max_diff, max_relative = check(out, pa_decode_reference(**case))
+    assert ok, f"max_diff {max_diff:.3e}, max |out - ref| / (1 + |ref|) {max_relative:.3e}"
+
+
+@pytest.mark.compiled_for("amdgpu")
+def test_the_wave_kernel_combines_in_its_last_block_too(monkeypatch, waves_of_64):
+    """One launch: the last wave to finish a (sequence, KV head)'s partial results combines them."""
+    monkeypatch.setattr(pa, "USE_MMA_KERNEL", True)
+    case = make_case(seed=9, num_seqs=3, num_q_heads=8, num_kv_heads=1, head_size=128, context_length=300,
+                     query_length=2)
+    out = np.full_like(case["query"], np.nan)
+    step = pa._Step(pa._decode_buffers(**case, softmax_scale=None, workers=4, out=out, pages_per_work=2), 1, True)
+    step()
+    ir = step.launcher.lower(*step.args, target="cpu").ir
+    assert "pa_decode_wave_kernel" in ir and "pa_combine_kernel" not in ir
     ok, max_diff, max_relative = check(out, pa_decode_reference(**case))
     assert ok, f"max_diff {max_diff:.3e}, max |out - ref| / (1 + |ref|) {max_relative:.3e}"
 

@@ -167,6 +167,12 @@ protected:
     //   MMA's k 2t + j (j < 2) or 2t + 6 + j (j >= 2).
     void mma(const ir::op& o) override
     {
+        if (static_cast<ir::mma_layout>(o.int_value) == ir::mma_layout::wave)
+        {
+            throw std::logic_error(
+                "flyrt: fx.wave_mma reached NVIDIA's code generation (the verifier refuses "
+                "it for 32-lane warps)");
+        }
         llvm::Value* a = value(o.operands[0]);
         llvm::Value* b = value(o.operands[1]);
         llvm::Value* c = value(o.operands[2]);
