@@ -58,7 +58,7 @@ USE_MMA_KERNEL = None
 # (12: 168 registers; 8: 255), but for e4m3fnuz's single stage (24 bytes spilled at 12, as its rare special
 # codes' branch had before) and e4m3fn's (16: bandwidth-bound batches want the warps; at 12 the largest
 # benchmark shape took 454 us on the H200 where 16 had taken 390). (AMD's 64-lane waves run
-# pa_decode_wave_kernel, which needs no hint: 160 VGPRs at head size 128, three waves a SIMD.)
+# pa_decode_wave_kernel, whose hint is its own: see its launch.)
 MMA_BLOCKS_PER_SM = {("e4m3fn", 1): {"nvptx": 16}, ("e4m3fn", 2): {"nvptx": 12}, ("e4m3fn", 3): {"nvptx": 12},
                      ("e4m3fn", "prefetch"): {"nvptx": 12}, ("e4m3fnuz", 1): {"nvptx": 12},
                      ("e4m3fnuz", 2): {"nvptx": 8}, ("e4m3fnuz", 3): {"nvptx": 8}, ("e4m3fnuz", "prefetch"): {"nvptx": 8}}
@@ -809,11 +809,14 @@ def compile_pa_decode_ps(softmax_scale=None, trans_v=False, needs_mask=True, que
             raise ValueError(f"prefetch=True is a stage in registers, for stages=1 (not {stages})")
         if fx.const_expr(_mma_kernel_wanted() and _matrix_unit_fits(rows, head_size, block_size, trans_v)):
             if fx.const_expr(fx.target().warp_size == 64):
-                # a wave a block in MFMA's layout (warps, stages and prefetch are the 32-lane kernel's)
+                # a wave a block in MFMA's layout (warps, stages and prefetch are the 32-lane kernel's); two
+                # waves a SIMD at least, which caps a wave at 256 VGPRs: LLVM then keeps the MFMAs' results in
+                # VGPRs, not the accumulator registers (gfx942, head 128: 736 -> 660 instructions; 3 and 4
+                # waves spill)
                 pa_decode_wave_kernel(query, key_cache, value_cache, block_tables, context_lengths, k_scale,
                                       v_scale, work, partial_out, partial_lse, partial_ranges, arrivals, out,
                                       head_size, block_size, one_launch).launch(
-                    grid=(workers, rows // _block_rows(rows)), block=(64,))
+                    grid=(workers, rows // _block_rows(rows)), block=(64,), min_blocks_per_sm={"amdgpu": 8})
             else:
                 pa_decode_mma_kernel(query, key_cache, value_cache, block_tables, context_lengths, k_scale,
                                      v_scale, work, partial_out, partial_lse, partial_ranges, arrivals, out,
