@@ -38,6 +38,7 @@ block_size]; a float32 tensor where the query is is read in place.
 import functools
 import math
 import numbers
+import sys
 import threading
 
 import numpy as np
@@ -921,11 +922,12 @@ def _plan_for(inputs, pages_per_work, blocks_per_sm, stages, one_launch, warps, 
 
 def _split_choices(configs, named):
     """The split is a GPU's choice, and only when the caller left `workers` to it; the matrix-unit
-    kernel's variants a GPU's, where that kernel takes the shape (the other ignores them)."""
-    q_shape, kv_shape, *_, query_length, trans_v, _, on_gpu, workers = named["layout"]
-    open_split = on_gpu and workers is None
+    kernel's variants an NVIDIA GPU's, where that kernel takes the shape (the other kernels, and AMD's
+    wave kernel, ignore them)."""
+    q_shape, kv_shape, *_, query_length, trans_v, _, gpu_lanes, workers = named["layout"]
+    open_split = gpu_lanes and workers is None
     rows = q_shape[1] // kv_shape[0] * query_length
-    variants = on_gpu and _matrix_unit_fits(rows, q_shape[2], kv_shape[1], trans_v)
+    variants = gpu_lanes == 32 and _matrix_unit_fits(rows, q_shape[2], kv_shape[1], trans_v)
     return [c for c in configs if (open_split or c.kwargs["blocks_per_sm"] == DEFAULT_BLOCKS_PER_SM)
             and (variants or _variant(c) == VARIANTS[0])
             and c.kwargs["pages_per_work"] * kv_shape[1] // 16 >= c.kwargs["warps"]  # (no warp without a tile)
@@ -1005,11 +1007,17 @@ def pa_decode_ps_prepare(query, key_cache, value_cache, block_tables, context_le
         inputs = _DecodeInputs(arguments)
         pages = (lengths + key_cache.shape[2] - 1) // key_cache.shape[2]
         layout = (tuple(query.shape), tuple(key_cache.shape[1:]), _fp8_format(key_cache), len(pages),
-                  int(pages.sum()), int(pages.max()), query_length, trans_v, per_token,
-                  getattr(query, "is_cuda", False), workers)
+                  int(pages.sum()), int(pages.max()), query_length, trans_v, per_token, _gpu_lanes(query), workers)
         _tuned_decode_step(inputs, layout)
         return _plan_for(inputs, **_tuned_decode_step.best_config.kwargs), out
     return _Step(_decode_buffers(**arguments, pages_per_work=pages_per_work)), out
+
+
+def _gpu_lanes(query):
+    """The lanes of a warp on the GPU `query` is on (an AMD GPU's waves under ROCm's torch: 64), 0 off one."""
+    if not getattr(query, "is_cuda", False):
+        return 0
+    return 64 if getattr(sys.modules["torch"].version, "hip", None) else 32
 
 
 def _decode_buffers(query, key_cache, value_cache, block_tables, context_lengths, k_scale, v_scale, softmax_scale,

@@ -192,18 +192,19 @@ def test_the_combine_kernel_spreads_a_long_contexts_many_partials_over_its_threa
     assert ok, max_diff
 
 
-@pytest.mark.parametrize("q_heads, head, page, trans_v, on_gpu, workers, splits, configs", [
+@pytest.mark.parametrize("q_heads, head, page, trans_v, gpu_lanes, workers, splits, configs", [
     # the matrix-unit kernel's shape on a GPU: every choice, 4 warps with 4 pages a work item or more, 8 with 8
-    (16, 128, 16, False, True, None, 20, 2 * 20 + 2 * 16 + 12),
-    (16, 256, 16, False, True, None, 20, 2 * 20 + 2 * 16),  # head 256: no 8 warps (their merge: 68 KB)
-    (16, 128, 16, True, True, None, 20, 20),  # V transposed: the other kernel's, whose variants would time it 5 times
-    (32, 128, 16, False, True, None, 20, 2 * 20 + 2 * 16 + 12),  # 32 query rows a kv head: two blocks of 16 each
-    (16, 128, 64, False, True, None, 20, 5 * 20),  # pages of 64: 4 tiles of 16 each, so 8 warps at 2 pages an item
-    (16, 128, 16, False, True, 40, 5, 2 * 5 + 2 * 4 + 3),  # workers given: no split to choose
-    (16, 128, 16, False, False, None, 5, 5),  # the CPU: pages per work item alone
+    (16, 128, 16, False, 32, None, 20, 2 * 20 + 2 * 16 + 12),
+    (16, 256, 16, False, 32, None, 20, 2 * 20 + 2 * 16),  # head 256: no 8 warps (their merge: 68 KB)
+    (16, 128, 16, True, 32, None, 20, 20),  # V transposed: the other kernel's, whose variants would time it 5 times
+    (32, 128, 16, False, 32, None, 20, 2 * 20 + 2 * 16 + 12),  # 32 query rows a kv head: two blocks of 16 each
+    (16, 128, 64, False, 32, None, 20, 5 * 20),  # pages of 64: 4 tiles of 16 each, so 8 warps at 2 pages an item
+    (16, 128, 16, False, 32, 40, 5, 2 * 5 + 2 * 4 + 3),  # workers given: no split to choose
+    (16, 128, 16, False, 64, None, 20, 20),  # an AMD GPU: its wave kernel has no variants
+    (16, 128, 16, False, 0, None, 5, 5),  # the CPU: pages per work item alone
 ])
-def test_the_tuner_tries_what_can_differ(q_heads, head, page, trans_v, on_gpu, workers, splits, configs):
-    layout = ((4, q_heads, head), (1, page, head), "e4m3fnuz", 4, 64, 16, 1, trans_v, False, on_gpu, workers)
+def test_the_tuner_tries_what_can_differ(q_heads, head, page, trans_v, gpu_lanes, workers, splits, configs):
+    layout = ((4, q_heads, head), (1, page, head), "e4m3fnuz", 4, 64, 16, 1, trans_v, False, gpu_lanes, workers)
     kept = pa._split_choices(pa._tuned_decode_step.configs, {"layout": layout})
     assert len({(c.kwargs["pages_per_work"], c.kwargs["blocks_per_sm"]) for c in kept}) == splits
     assert len(kept) == configs
