@@ -62,7 +62,8 @@ USE_MMA_KERNEL = None
 # pa_decode_wave_kernel, whose hint is its own: see its launch.)
 MMA_BLOCKS_PER_SM = {("e4m3fn", 1): {"nvptx": 16}, ("e4m3fn", 2): {"nvptx": 12}, ("e4m3fn", 3): {"nvptx": 12},
                      ("e4m3fn", "prefetch"): {"nvptx": 12}, ("e4m3fnuz", 1): {"nvptx": 12},
-                     ("e4m3fnuz", 2): {"nvptx": 8}, ("e4m3fnuz", 3): {"nvptx": 8}, ("e4m3fnuz", "prefetch"): {"nvptx": 8}}
+                     ("e4m3fnuz", 2): {"nvptx": 8}, ("e4m3fnuz", 3): {"nvptx": 8},
+                     ("e4m3fnuz", "prefetch"): {"nvptx": 8}}
 
 
 def _mma_blocks_per_sm(fp8_format, stages, warps, prefetch=False, head_size=128, checked=False):
