@@ -693,25 +693,10 @@ private:
                     m_target.cpu,
                 o.loc);
         }
-        // AMD's 64-lane waves run it as two warps of 32 (codegen/amdgpu), each
-        // product reading operands from all 64 lanes: lanes a block leaves off
-        // would hold stale values, so the block must be whole waves.
+        // AMD's 64-lane waves run it as two warps of 32 (codegen/amdgpu)
         if (m_target.kind == target_kind::amdgpu)
         {
-            const std::int64_t threads =
-                std::int64_t(m_fn.known_block_size[0]) * m_fn.known_block_size[1] * m_fn.known_block_size[2];
-            if (threads <= 0 || threads % m_target.warp_size != 0)
-            {
-                throw verify_error("fx.mma on " + m_target.cpu + " needs blocks of whole " +
-                                       std::to_string(m_target.warp_size) +
-                                       "-lane waves (two warps of 32 each), known when the kernel is traced: "
-                                       "kernel " +
-                                       m_fn.name + "'s block is " +
-                                       (threads > 0
-                                            ? std::to_string(threads) + " threads"
-                                            : std::string("not known (give launch() a constant block)")),
-                                   o.loc);
-            }
+            check_whole_waves(o, "fx.mma on " + m_target.cpu, " (two warps of 32 each)");
         }
         else if (m_target.warp_size != 32)
         {
@@ -734,17 +719,27 @@ private:
                     "-lane warps (NVIDIA's warps take fx.mma)",
                 o.loc);
         }
+        if (m_target.kind == target_kind::amdgpu)
+        {
+            check_whole_waves(o, "fx.wave_mma", "");
+        }
+    }
+
+    // A product on AMD reads operands from every lane of its wave: lanes a
+    // block leaves off would hold stale values, so the block must be whole
+    // waves, known when the kernel is traced.
+    void check_whole_waves(const op& o, const std::string& what, const std::string& aside) const
+    {
         const std::int64_t threads =
             std::int64_t(m_fn.known_block_size[0]) * m_fn.known_block_size[1] * m_fn.known_block_size[2];
-        if (m_target.kind == target_kind::amdgpu && (threads <= 0 || threads % 64 != 0))
+        if (threads <= 0 || threads % m_target.warp_size != 0)
         {
-            throw verify_error(
-                "fx.wave_mma needs blocks of whole 64-lane waves, known when the kernel is traced: "
-                "kernel " +
-                    m_fn.name + "'s block is " +
-                    (threads > 0 ? std::to_string(threads) + " threads"
-                                 : std::string("not known (give launch() a constant block)")),
-                o.loc);
+            throw verify_error(what + " needs blocks of whole " + std::to_string(m_target.warp_size) +
+                                   "-lane waves" + aside + ", known when the kernel is traced: kernel " +
+                                   m_fn.name + "'s block is " +
+                                   (threads > 0 ? std::to_string(threads) + " threads"
+                                                : std::string("not known (give launch() a constant block)")),
+                               o.loc);
         }
     }
 
