@@ -67,11 +67,7 @@ def mma(a, b, c):
     of Float32. Returns d (4 lanes of Float32)."""
     if isinstance(a, Value) and getattr(a.dtype, "is_fp8", False):
         return _mma_fp8(a, b, c)
-    for name, value, lanes in (("a", a, 8), ("b", b, 4)):
-        if not isinstance(value, Value) or value.lanes != lanes or value.dtype not in (dtypes.Float16, dtypes.BFloat16):
-            raise TypeError(f"fx.mma: {name} must be a {lanes}-lane Float16 or BFloat16 fragment, got {value!r}")
-    if b.dtype is not a.dtype:
-        raise TypeError(f"fx.mma: a and b must have one type, not {a.dtype.name} and {b.dtype.name}")
+    _half_fragments("fx.mma", a, 8, b, 4)
     c = _accumulator(c)
     return Value(current().builder.mma(a.id, b.id, c.id, line()), dtypes.Float32)
 
@@ -80,11 +76,7 @@ def wave_mma(a, b, c):
     """d = a . b + c for one 64-lane wave in MFMA's layout; a and b: 4 lanes
     of Float16 (or BFloat16), c: 4 lanes of Float32. Returns d (4 lanes of
     Float32)."""
-    for name, value in (("a", a), ("b", b)):
-        if not isinstance(value, Value) or value.lanes != 4 or value.dtype not in (dtypes.Float16, dtypes.BFloat16):
-            raise TypeError(f"fx.wave_mma: {name} must be a 4-lane Float16 or BFloat16 fragment, got {value!r}")
-    if b.dtype is not a.dtype:
-        raise TypeError(f"fx.wave_mma: a and b must have one type, not {a.dtype.name} and {b.dtype.name}")
+    _half_fragments("fx.wave_mma", a, 4, b, 4)
     target = current().target
     if target.warp_size != 64:
         raise KernelError(f"fx.wave_mma is AMD's MFMA layout, for waves of 64 lanes; the {target.name} target's "
@@ -92,6 +84,15 @@ def wave_mma(a, b, c):
                           *user_line())
     c = _accumulator(c, "fx.wave_mma")
     return Value(current().builder.mma(a.id, b.id, c.id, line(), layout=_core.MMALayout.wave), dtypes.Float32)
+
+
+def _half_fragments(op, a, a_lanes, b, b_lanes):
+    """Checks that a and b are Float16 (or BFloat16) fragments of one type, of a_lanes and b_lanes."""
+    for name, value, lanes in (("a", a, a_lanes), ("b", b, b_lanes)):
+        if not isinstance(value, Value) or value.lanes != lanes or value.dtype not in (dtypes.Float16, dtypes.BFloat16):
+            raise TypeError(f"{op}: {name} must be a {lanes}-lane Float16 or BFloat16 fragment, got {value!r}")
+    if b.dtype is not a.dtype:
+        raise TypeError(f"{op}: a and b must have one type, not {a.dtype.name} and {b.dtype.name}")
 
 
 def _accumulator(c, name="fx.mma"):
