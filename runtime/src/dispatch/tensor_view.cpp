@@ -190,7 +190,7 @@ void map_dlpack_dtypes()
 
 bool is_plain_tensor(PyTypeObject* type)
 {
-    return type == g_torch_tensor || (g_torch_parameter != nullptr && type == g_torch_parameter);
+    return type == g_torch_tensor || type == g_torch_parameter; // (a type is never null)
 }
 
 bool is_negated(PyObject* tensor)
