@@ -217,3 +217,55 @@ def test_the_gpus_to_give_out_come_from_the_visible_devices(monkeypatch):
     worker_devices.check_workers(4, [])  # no GPU: every worker on the CPU
     with pytest.raises(worker_devices.TooManyWorkers, match="3 workers for 2 GPUs"):
         worker_devices.check_workers(3, ["0", "1"])
+
+
+def test_each_worker_starts_its_kernels_on_ports_of_its_own(pytester, folder):
+    # the kernel's own connection file, from its command line (-f FILE)
+    check = ("import json, os\nfrom xflydsl import worker_ports\n"
+             "argv = open('/proc/self/cmdline').read().split('\\0')\n"
+             "ports = json.load(open(argv[argv.index('-f') + 1]))\n"
+             "mine = worker_ports.worker_slice(int(os.environ['PYTEST_XDIST_WORKER'].removeprefix('gw')), 2)\n"
+             "assert all(ports[name] in mine for name in worker_ports.KERNEL_PORTS), (ports, mine)")
+    for name in ("one.ipynb", "two.ipynb", "three.ipynb", "four.ipynb"):
+        notebook(folder / name, check)
+    run(pytester, "-n", "2", "--xflydsl-gpus", "none").assert_outcomes(passed=4)
+
+
+def test_a_kernel_that_cannot_start_fails_its_notebook_with_the_kernels_stderr(pytester, folder):
+    # a port another process holds: the kernel dies binding it, as in a port race
+    (folder / "conftest.py").write_text(textwrap.dedent("""
+        import socket
+        from xflydsl import worker_ports
+
+        held = socket.socket()
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        take = worker_ports.WorkerPorts.take
+        worker_ports.WorkerPorts.take = lambda self: {**take(self), "shell_port": held.getsockname()[1]}
+        """))
+    notebook(folder / "never_runs.ipynb", "1 + 1")
+    result = run(pytester)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*never_runs.ipynb: the kernel did not start*", "--- what went wrong ---",
+                                 "RuntimeError: Kernel died before replying to kernel_info",
+                                 "--- the kernel's stderr (last lines) ---", "xflydsl: Address already in use*"])
+
+
+def test_worker_port_slices_lie_apart_below_the_ephemeral_ports_and_skip_taken_ones():
+    import socket
+
+    from xflydsl import worker_ports
+
+    slices = [worker_ports.worker_slice(i, 8) for i in range(8)]
+    assert slices[0].start == worker_ports.FIRST_PORT and slices[-1].stop <= worker_ports.ephemeral_start()
+    assert all(a.stop <= b.start and len(a) == len(b) > 100 for a, b in zip(slices, slices[1:]))
+    assert worker_ports.worker_slice(0, 10 ** 6) is None  # too many workers to share out: jupyter_client picks
+
+    six = range(slices[3].start, slices[3].start + 6)
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", six[2]))
+        given = worker_ports.WorkerPorts(six).take()
+        assert sorted(given.values()) == [p for p in six if p != six[2]]
+        assert set(given) == set(worker_ports.KERNEL_PORTS)
+        with pytest.raises(OSError, match=f"fewer than 5 free ports on 127.0.0.1 in {six[0]}..{six[4]}"):
+            worker_ports.WorkerPorts(six[:5]).take()

@@ -34,7 +34,7 @@ class Failure:
     """Why a notebook failed: the cell (its index among code cells, 0 first,
     and its source) and what went wrong there."""
 
-    cell_index: int
+    cell_index: int  # None: the kernel did not start
     source: str
     error: str
     kernel_died: bool = False
@@ -55,20 +55,27 @@ class NotebookRun:
                 "seconds": round(self.seconds, 2)}
 
 
-def run_notebook(path, timeout, cwd):
+def run_notebook(path, timeout, cwd, ports=None):
     """Executes the notebook at `path` (cells in `cwd`, each allowed
     `timeout` seconds) on a new kernel, which is shut down after. It stops at
-    the first error, as nbconvert does; the figures are read even then."""
+    the first error, as nbconvert does; the figures are read even then.
+    `ports` ({"shell_port": ..., ...}) are the kernel's; None: jupyter_client
+    picks them."""
     nb = nbformat.read(path, as_version=4)
     run = NotebookRun(cells=sum(c.cell_type == "code" for c in nb.cells))
     client = NotebookClient(nb, timeout=timeout, kernel_name=KERNEL, resources={"metadata": {"path": str(cwd)}})
+    if ports:
+        # cache_ports off: else the manager replaces the ports with its own picks
+        client.km = client.kernel_manager_class(kernel_name=KERNEL, cache_ports=False, **ports)
     cells = list(nb.cells)
     nb.cells.append(nbformat.v4.new_code_cell(_FIGURES_CELL))  # nbclient writes each result into nb.cells
     index = 0
     start = time.perf_counter()
     with tempfile.TemporaryFile("w+") as stderr:  # what the kernel process prints outside the protocol
+        started = False
         try:
-            with client.setup_kernel(stderr=stderr):
+            with client.setup_kernel(stderr=stderr, cleanup_kc=True):
+                started = True
                 try:
                     for index, cell in enumerate(cells):
                         client.execute_cell(cell, index)
@@ -79,6 +86,10 @@ def run_notebook(path, timeout, cwd):
         except DeadKernelError as error:
             run.failure = run.failure or _failure(nb, index, error)
             run.seconds = run.seconds or time.perf_counter() - start
+        except RuntimeError as error:  # jupyter_client's "Kernel died before replying to kernel_info"
+            if started:
+                raise
+            run.failure = Failure(None, "", f"{type(error).__name__}: {error}", kernel_died=True)
         stderr.seek(0)
         run.kernel_stderr = stderr.read()
     _read_outputs(run, nb.cells)

@@ -8,7 +8,8 @@ the cell, its source, the error and the kernel's notices (what it evicted
 and why). Per-notebook figures (cells, compiles, artifacts the disk cache
 gave, seconds, device) go to the terminal summary and to JUnit XML as
 properties. With pytest-xdist each worker starts its own kernels, pinned to
-its own GPU where there are GPUs (worker_devices.py). `--xflydsl-cache-dir`
+its own GPU where there are GPUs (worker_devices.py), on ports of its own
+(worker_ports.py). `--xflydsl-cache-dir`
 gives every worker, and every host mounting the directory, one disk cache:
 a key is compiled once (flyrt/runtime/compile_lock.py), under the cache's
 trust rules.
@@ -20,11 +21,13 @@ import warnings
 
 import pytest
 
-from . import worker_devices
+from . import worker_devices, worker_ports
 
 # Registered for every pytest run where the wheel is installed: nothing here
 # may need more than pytest until --xflydsl asks for notebooks, which run
 # through nbclient (the wheel's "notebooks" extra).
+_PORTS = pytest.StashKey()  # this process's WorkerPorts, or None: jupyter_client picks
+
 NEEDS = "--xflydsl runs notebooks through nbclient and nbformat: pip install 'xeus-flydsl[notebooks]'"
 
 
@@ -60,9 +63,12 @@ def pytest_configure(config):
             worker_devices.check_workers(getattr(config.option, "numprocesses", None) or 1, devices)
         except worker_devices.TooManyWorkers as error:
             raise pytest.UsageError(str(error)) from None
-        device = worker_devices.pin(0, devices)  # a serial run: the first GPU, as worker gw0 would
+        index, workers = 0, 1  # a serial run: the first GPU, as worker gw0 would
     else:
-        device = worker_devices.pin(int(worker.removeprefix("gw")), devices)
+        index, workers = int(worker.removeprefix("gw")), config.workerinput["workercount"]
+    device = worker_devices.pin(index, devices)
+    ports = worker_ports.worker_slice(index, workers)
+    config.stash[_PORTS] = worker_ports.WorkerPorts(ports) if ports else None
     config.pluginmanager.register(_Figures(device, worker is None and cache), "xflydsl-figures")
 
 
@@ -109,7 +115,9 @@ class NotebookItem(pytest.Item):
     def runtest(self):
         from . import notebook_run
 
-        run = notebook_run.run_notebook(self.path, self.config.getoption("xflydsl_timeout"), self.path.parent)
+        ports = self.config.stash[_PORTS]
+        run = notebook_run.run_notebook(self.path, self.config.getoption("xflydsl_timeout"), self.path.parent,
+                                        ports.take() if ports else None)
         figures = self.config.pluginmanager.get_plugin("xflydsl-figures")
         self.user_properties.extend(run.figures().items())
         self.user_properties.append(("device", figures.device or "cpu"))
@@ -121,9 +129,12 @@ class NotebookItem(pytest.Item):
             return super().repr_failure(excinfo, style)
         run = excinfo.value.run
         failure = run.failure
-        how = "the kernel died" if failure.kernel_died else "an error"
-        parts = [f"{self.path.name}: code cell {failure.cell_index + 1} failed ({how})",
-                 "--- the cell ---", failure.source.rstrip(), "--- what went wrong ---", failure.error.rstrip()]
+        if failure.cell_index is None:
+            parts = [f"{self.path.name}: the kernel did not start", "--- what went wrong ---", failure.error.rstrip()]
+        else:
+            how = "the kernel died" if failure.kernel_died else "an error"
+            parts = [f"{self.path.name}: code cell {failure.cell_index + 1} failed ({how})",
+                     "--- the cell ---", failure.source.rstrip(), "--- what went wrong ---", failure.error.rstrip()]
         if run.notices:
             parts += ["--- the kernel's notices ---", *run.notices]
         if run.kernel_stderr.strip():
