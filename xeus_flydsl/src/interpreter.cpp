@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <iostream>
+#include <optional>
+#include <string>
 #include <utility>
 
 #include <pybind11_json/pybind11_json.hpp>
@@ -45,6 +47,36 @@ public:
 private:
     sigset_t m_previous;
 };
+
+// When the client sent the request being served (its header's "date", an ISO
+// 8601 time with its zone), in seconds since the epoch; none if it did not say.
+std::optional<double> request_sent(const nl::json& header)
+{
+    const auto date = header.find("date");
+    if (date == header.end() || !date->is_string())
+    {
+        return std::nullopt;
+    }
+    try
+    {
+        // Python 3.10's fromisoformat reads no "Z"
+        std::string text = date->get<std::string>();
+        if (!text.empty() && text.back() == 'Z')
+        {
+            text.replace(text.size() - 1, 1, "+00:00");
+        }
+        const py::object when = py::module_::import("datetime").attr("datetime").attr("fromisoformat")(text);
+        if (when.attr("tzinfo").is_none())
+        {
+            return std::nullopt; // a local time of an unknown zone
+        }
+        return when.attr("timestamp")().cast<double>();
+    }
+    catch (py::error_already_set&)
+    {
+        return std::nullopt;
+    }
+}
 
 } // namespace
 
@@ -113,7 +145,7 @@ nl::json interpreter::execute_request_impl(int execution_counter,
     m_gate.open();
     nl::json reply;
     {
-        sigint_window interruptible;
+        sigint_window interruptible(request_sent(parent_header()));
         try
         {
             m_facade.attr("run_before_cell_hooks")(code);

@@ -13,6 +13,7 @@
 #include "interpreter.hpp"
 #include "ipython_history.hpp"
 #include "parent_watch.hpp"
+#include "sigint_window.hpp"
 
 namespace xflydsl
 {
@@ -45,6 +46,7 @@ int run_kernel(const std::string& connection_file, const char* native_module)
                              make_debugger);
 
         parent_watch orphan_guard;
+        sigint_watch interrupts; // after the handler above: an ignored SIGINT never reaches it
 
         // xeus announces itself on std::clog, which reaches the user's
         // terminal under `jupyter console`; it logs nothing else there.
