@@ -125,6 +125,32 @@ def bitcast(x, kind):
     return source.view(_numpy_type(kind))[()]
 
 
+def _pack(fp8):
+    """k per 32-bit word of an MMA fragment: 4 for FP8, else 2."""
+    return 4 if fp8 is not None and fp8 != _core.FP8Format.none else 2
+
+
+# Where an exact MMA's operands live (matrix.py's layouts): (lane, element)
+# of A[row][k] and B[k][column] for result i of a lane, in NVIDIA's warp of 32
+# (result i of lane 4g + t is row g + 8 (i // 2), column 2t + i % 2; a word
+# holds p consecutive k) and MFMA's wave of 64 (lane l: row l % 16 of A,
+# column l % 16 of B, four k from 4 (l // 16), rows 4 (l // 16) + i of C).
+def _warp_a_at(p):
+    return lambda lane, i, k: (4 * (lane // 4) + (k % (4 * p)) // p, (k % p) + p * (i // 2) + 2 * p * (k // (4 * p)))
+
+
+def _warp_b_at(p):
+    return lambda lane, i, k: (4 * (2 * (lane % 4) + i % 2) + (k % (4 * p)) // p, (k % p) + p * (k // (4 * p)))
+
+
+def _wave_a_at(lane, i, k):
+    return 4 * (lane // 16) + i + 16 * (k // 4), k % 4
+
+
+def _wave_b_at(lane, i, k):
+    return lane % 16 + 16 * (k // 4), k % 4
+
+
 class EagerBuilder:
     """Computes ops as they are called. `thread` is the GPU thread running
     (block_threads.GpuThread), None in a launcher's host code."""
@@ -345,58 +371,32 @@ class EagerBuilder:
         return values[source] if 0 <= source < len(values) else value
 
     def mma(self, a, b, c, line, fp8=None, layout=None):
-        """cpu_codegen.cpp's emit_mma: per lane of a warp of 32, products of
+        """cpu_codegen.cpp's emit_mma and emit_wave_mma: per lane of a warp
+        of 32 (NVIDIA's layout) or a wave of 64 (MFMA's), products of
         Float16 / BFloat16 (or, `fp8` their format, FP8) fragments exact in
-        float32, summed in order of k. A lane's 32-bit words hold `pack`
-        consecutive k: 2, or 4 for FP8."""
+        float32, summed in order of k."""
         thread = self._gpu("fx.mma")
         fragments = thread.exchange("fx.mma", (a, b))
         if layout == _core.MMALayout.wave:
-            return self._wave_mma(fragments, thread.linear, a, b, c)
+            lanes, steps, a_at, b_at = 64, 16, _wave_a_at, _wave_b_at
+        else:
+            lanes, steps, a_at, b_at = 32, 8 * _pack(fp8), _warp_a_at(_pack(fp8)), _warp_b_at(_pack(fp8))
         tid = thread.linear
-        lane = tid % 32
-        warp = tid - lane
-        g, t = lane // 4, lane % 4
-        is_fp8 = fp8 is not None and fp8 != _core.FP8Format.none
-        pack = 4 if is_fp8 else 2
+        lane = tid % lanes
+        group = tid - lane
 
-        def element(which, holder, index):
-            holder = warp + holder
+        def element(which, at):
+            holder, index = group + at[0], at[1]
             fragment = fragments[holder][which] if 0 <= holder < len(fragments) else (a, b)[which]
-            if is_fp8:
+            if _pack(fp8) == 4:
                 return fp8_values.dequantize(np.asarray(fragment[index], np.uint8), fp8.name)[()]
             return np.float32(fragment[index])
 
         d = np.array(c, np.float32)
         for i in range(4):
-            column = 2 * t + i % 2
             total = np.float32(c[i])
-            for k in range(8 * pack):
-                a_index = (k % pack) + pack * (i // 2) + 2 * pack * (k // (4 * pack))
-                b_index = (k % pack) + pack * (k // (4 * pack))
-                product = element(0, 4 * g + (k % (4 * pack)) // pack, a_index) * \
-                    element(1, 4 * column + (k % (4 * pack)) // pack, b_index)
-                total = np.float32(total + product)
-            d[i] = total
-        return d
-
-    @staticmethod
-    def _wave_mma(fragments, tid, a, b, c):
-        """cpu_codegen.cpp's emit_wave_mma: MFMA's layout over a wave of 64,
-        products exact in float32, summed in order of k."""
-        wave = tid - tid % 64
-        column, quarter = tid % 16, (tid % 64) // 16
-
-        def held(which, index, k):
-            holder = wave + index + 16 * (k // 4)
-            fragment = fragments[holder][which] if 0 <= holder < len(fragments) else (a, b)[which]
-            return np.float32(fragment[k % 4])
-
-        d = np.array(c, np.float32)
-        for i in range(4):
-            total = np.float32(c[i])
-            for k in range(16):
-                total = np.float32(total + held(0, 4 * quarter + i, k) * held(1, column, k))
+            for k in range(steps):
+                total = np.float32(total + element(0, a_at(lane, i, k)) * element(1, b_at(lane, i, k)))
             d[i] = total
         return d
 

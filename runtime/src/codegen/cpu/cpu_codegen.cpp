@@ -532,10 +532,55 @@ private:
         return m_b.CreateLoad(t, m_b.CreateGEP(t, slot, thread));
     }
 
-    // fx.mma, exactly: each lane's four results from the A and B fragments
-    // its warp's lanes hold (matrix.py has the layout), products exact in
-    // f32 and summed in order of k. A lane holds `pack` consecutive k of a
-    // row in each 32-bit word: 2 (f16, bf16; K = 16) or 4 (FP8; K = 32).
+    // Where an operand of an exact MMA lives: the lane (within the warp or
+    // wave) whose fragment holds it, and the element of that fragment.
+    struct held_at
+    {
+        llvm::Value* lane;
+        unsigned element;
+    };
+
+    // D[i] = C[i] + sum over k of A(i, k) B(i, k), per lane of groups of
+    // `lanes`: products exact in f32, summed in order of k. `a_at(lane, i, k)`
+    // and `b_at` say which lane and element hold the operands (the layouts of
+    // matrix.py); `widen` turns an element into f32.
+    template <class APlace, class BPlace, class Widen>
+    void
+    emit_exact_mma(const ir::op& o, unsigned lanes, unsigned steps, APlace a_at, BPlace b_at, Widen widen)
+    {
+        thread_segment(
+            [&]
+            {
+                llvm::Value* lane = m_b.CreateURem(m_tid, m_b.getInt64(lanes));
+                llvm::Value* group = m_b.CreateSub(m_tid, lane);
+                auto element = [&](ir::value_id id, held_at at)
+                {
+                    llvm::Value* fragment = value_of_thread(id, m_b.CreateAdd(group, at.lane));
+                    return widen(m_b.CreateExtractElement(fragment, at.element));
+                };
+                llvm::Value* c = value(o.operands[2]);
+                llvm::Value* d = llvm::PoisonValue::get(c->getType());
+                for (unsigned i = 0; i < 4; ++i)
+                {
+                    llvm::Value* sum = m_b.CreateExtractElement(c, i);
+                    for (unsigned k = 0; k < steps; ++k)
+                    {
+                        sum = m_b.CreateFAdd(sum,
+                                             m_b.CreateFMul(element(o.operands[0], a_at(lane, i, k)),
+                                                            element(o.operands[1], b_at(lane, i, k))));
+                    }
+                    d = m_b.CreateInsertElement(d, sum, i);
+                }
+                bind(o.results[0], d);
+            });
+    }
+
+    // fx.mma, exactly, in NVIDIA's layout over a warp of 32 (matrix.py). A
+    // lane holds `pack` consecutive k of a row in each 32-bit word: 2 (f16,
+    // bf16; K = 16) or 4 (FP8; K = 32). Result i of lane 4g + t is (row g +
+    // 8 (i / 2), column 2t + i % 2); A[row][k] is element (k % p) + p (row /
+    // 8) + 2p (k / 4p) of lane 4 (row % 8) + (k % 4p) / p, B[k][column]
+    // element (k % p) + p (k / 4p) of lane 4 column + (k % 4p) / p.
     void emit_mma(const ir::op& o)
     {
         if (static_cast<ir::mma_layout>(o.int_value) == ir::mma_layout::wave)
@@ -544,86 +589,52 @@ private:
             return;
         }
         const auto fp8 = static_cast<ir::fp8_format>(o.attr);
-        const unsigned pack = fp8 == ir::fp8_format::none ? 2 : 4;
-        thread_segment(
-            [&]
-            {
-                llvm::Type* f32 = m_b.getFloatTy();
-                llvm::Value* lane = m_b.CreateURem(m_tid, m_b.getInt64(32));
-                llvm::Value* warp = m_b.CreateSub(m_tid, lane);
-                llvm::Value* g = m_b.CreateUDiv(lane, m_b.getInt64(4));
-                llvm::Value* t = m_b.CreateURem(lane, m_b.getInt64(4));
-                auto lane_value = [&](ir::value_id id, llvm::Value* holder, unsigned element)
-                {
-                    llvm::Value* fragment = value_of_thread(id, m_b.CreateAdd(warp, holder));
-                    llvm::Value* x = m_b.CreateExtractElement(fragment, element);
-                    return fp8 == ir::fp8_format::none ? m_b.CreateFPExt(x, f32) : decode_fp8(x, fp8, f32);
-                };
-                llvm::Value* c = value(o.operands[2]);
-                llvm::Value* d = llvm::PoisonValue::get(c->getType());
-                for (unsigned i = 0; i < 4; ++i)
-                {
-                    // d[i] is (row g + 8 (i / 2), column 2t + i % 2)
-                    llvm::Value* column =
-                        m_b.CreateAdd(m_b.CreateMul(t, m_b.getInt64(2)), m_b.getInt64(i % 2));
-                    llvm::Value* sum = m_b.CreateExtractElement(c, i);
-                    for (unsigned k = 0; k < 8 * pack; ++k)
-                    {
-                        // A[row][k] is element (k % p) + p (row / 8) + 2p (k / 4p) of lane 4 (row % 8) + (k %
-                        // 4p) / p; B[k][column] is element (k % p) + p (k / 4p) of lane 4 column + (k % 4p) /
-                        // p.
-                        llvm::Value* a_lane = m_b.CreateAdd(m_b.CreateMul(g, m_b.getInt64(4)),
-                                                            m_b.getInt64((k % (4 * pack)) / pack));
-                        llvm::Value* b_lane = m_b.CreateAdd(m_b.CreateMul(column, m_b.getInt64(4)),
-                                                            m_b.getInt64((k % (4 * pack)) / pack));
-                        llvm::Value* a = lane_value(
-                            o.operands[0], a_lane, (k % pack) + pack * (i / 2) + 2 * pack * (k / (4 * pack)));
-                        llvm::Value* b =
-                            lane_value(o.operands[1], b_lane, (k % pack) + pack * (k / (4 * pack)));
-                        sum = m_b.CreateFAdd(sum, m_b.CreateFMul(a, b));
-                    }
-                    d = m_b.CreateInsertElement(d, sum, i);
-                }
-                bind(o.results[0], d);
-            });
+        const unsigned p = fp8 == ir::fp8_format::none ? 2 : 4;
+        llvm::Type* f32 = m_b.getFloatTy();
+        auto a_at = [&](llvm::Value* lane, unsigned i, unsigned k)
+        {
+            llvm::Value* g = m_b.CreateUDiv(lane, m_b.getInt64(4));
+            return held_at{m_b.CreateAdd(m_b.CreateMul(g, m_b.getInt64(4)), m_b.getInt64((k % (4 * p)) / p)),
+                           (k % p) + p * (i / 2) + 2 * p * (k / (4 * p))};
+        };
+        auto b_at = [&](llvm::Value* lane, unsigned i, unsigned k)
+        {
+            llvm::Value* column = m_b.CreateAdd(
+                m_b.CreateMul(m_b.CreateURem(lane, m_b.getInt64(4)), m_b.getInt64(2)), m_b.getInt64(i % 2));
+            return held_at{
+                m_b.CreateAdd(m_b.CreateMul(column, m_b.getInt64(4)), m_b.getInt64((k % (4 * p)) / p)),
+                (k % p) + p * (k / (4 * p))};
+        };
+        emit_exact_mma(
+            o,
+            32,
+            8 * p,
+            a_at,
+            b_at,
+            [&](llvm::Value* x)
+            { return fp8 == ir::fp8_format::none ? m_b.CreateFPExt(x, f32) : decode_fp8(x, fp8, f32); });
     }
 
     // fx.wave_mma, exactly: MFMA's layout over a wave of 64 (matrix.py), lane
     // l holding row l % 16 of A and column l % 16 of B, four k from 4 (l / 16),
-    // and rows 4 (l / 16) .. + 3 of column l % 16 of C and D.
+    // and rows 4 (l / 16) .. + 3 of column l % 16 of C and D: A[row][k] is
+    // element k % 4 of lane row + 16 (k / 4), B[k][column] of lane column +
+    // 16 (k / 4).
     void emit_wave_mma(const ir::op& o)
     {
-        thread_segment(
-            [&]
-            {
-                llvm::Type* f32 = m_b.getFloatTy();
-                llvm::Value* lane = m_b.CreateURem(m_tid, m_b.getInt64(64));
-                llvm::Value* wave = m_b.CreateSub(m_tid, lane);
-                llvm::Value* column = m_b.CreateURem(lane, m_b.getInt64(16));
-                llvm::Value* quarter = m_b.CreateUDiv(lane, m_b.getInt64(16));
-                // element k % 4 of the lane 16 (k / 4) + `index` holds
-                auto held = [&](ir::value_id id, llvm::Value* index, unsigned k)
-                {
-                    llvm::Value* holder =
-                        m_b.CreateAdd(wave, m_b.CreateAdd(index, m_b.getInt64(16 * (k / 4))));
-                    return m_b.CreateFPExt(m_b.CreateExtractElement(value_of_thread(id, holder), k % 4), f32);
-                };
-                llvm::Value* c = value(o.operands[2]);
-                llvm::Value* d = llvm::PoisonValue::get(c->getType());
-                for (unsigned i = 0; i < 4; ++i)
-                {
-                    llvm::Value* row =
-                        m_b.CreateAdd(m_b.CreateMul(quarter, m_b.getInt64(4)), m_b.getInt64(i));
-                    llvm::Value* sum = m_b.CreateExtractElement(c, i);
-                    for (unsigned k = 0; k < 16; ++k)
-                    {
-                        sum = m_b.CreateFAdd(
-                            sum, m_b.CreateFMul(held(o.operands[0], row, k), held(o.operands[1], column, k)));
-                    }
-                    d = m_b.CreateInsertElement(d, sum, i);
-                }
-                bind(o.results[0], d);
-            });
+        llvm::Type* f32 = m_b.getFloatTy();
+        auto a_at = [&](llvm::Value* lane, unsigned i, unsigned k)
+        {
+            llvm::Value* row = m_b.CreateAdd(
+                m_b.CreateMul(m_b.CreateUDiv(lane, m_b.getInt64(16)), m_b.getInt64(4)), m_b.getInt64(i));
+            return held_at{m_b.CreateAdd(row, m_b.getInt64(16 * (k / 4))), k % 4};
+        };
+        auto b_at = [&](llvm::Value* lane, unsigned, unsigned k)
+        {
+            llvm::Value* column = m_b.CreateURem(lane, m_b.getInt64(16));
+            return held_at{m_b.CreateAdd(column, m_b.getInt64(16 * (k / 4))), k % 4};
+        };
+        emit_exact_mma(o, 64, 16, a_at, b_at, [&](llvm::Value* x) { return m_b.CreateFPExt(x, f32); });
     }
 
     // Copies each varying value into a slot of its own, for every thread.
