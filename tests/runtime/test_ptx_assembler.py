@@ -5,7 +5,10 @@ cubin beside their PTX, which the driver then loads instead of compiling the
 PTX; a library that cannot assemble is one warning and the PTX path; unset,
 nothing is assembled. (tests/gpu loads both kinds.)"""
 
+import json
+import os
 import struct
+import subprocess
 import sys
 import warnings
 from pathlib import Path
@@ -85,6 +88,47 @@ def test_a_helper_edit_assembles_only_the_kernel_that_inlines_it(assembler, make
     # the edited kernel is assembled; the other's PTX is the same, and so is its cubin
     after = _core.assembled_cubin_counts()
     assert (after[0] - assembled, after[1] - reused) == (1, 1)
+
+
+WARM_EDIT = """
+import json
+import sys
+import numpy as np
+import flyrt
+import flyrt.compiler as flyc
+from flyrt import _core
+from flyrt.drivers import device_libraries
+import two_kernels
+
+_core.set_ptx_assembler_path(device_libraries.find_ptx_assembler())
+flyrt.set_compile_only("sm_90")
+x = np.ones(8, np.float32)
+two_kernels.launch(x, np.zeros_like(x))
+first = flyc.compile_log()[-1].source
+step = float(sys.argv[1])
+two_kernels.helper = lambda v: v * step  # reaches uses_helper, not doubles; new to the disk cache
+two_kernels.launch(x, np.zeros_like(x))
+print(json.dumps([first, *_core.assembled_cubin_counts()]))
+"""
+
+
+def test_after_a_warm_start_a_helper_edit_assembles_only_the_kernel_it_changed(assembler, tmp_path):
+    """The cubins of a payload from the disk cache are kept as the process's own: the edit reassembles
+    `uses_helper` and reuses `doubles`' cubin (it assembled both before the payload kept them)."""
+    (tmp_path / "two_kernels.py").write_text("import flyrt.compiler as flyc\nimport flyrt.expr as fx\n" + TWO_KERNELS)
+    (tmp_path / "warm_edit.py").write_text(WARM_EDIT)
+    path = os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")]))
+    env = dict(os.environ, FLYDSL_RUNTIME_ENABLE_CACHE="1", FLYDSL_RUNTIME_CACHE_DIR=str(tmp_path / "cache"),
+               PYTHONPATH=path, PYTHONDONTWRITEBYTECODE="1")
+
+    def run(step):
+        done = subprocess.run([sys.executable, str(tmp_path / "warm_edit.py"), str(step)], env=env, capture_output=True,
+                              text=True, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout.splitlines()[-1])
+
+    assert run(10) == ["compiled", 3, 1]  # both kernels, then the edited one; doubles' cubin reused
+    assert run(20) == ["disk cache, no trace", 1, 1]  # the warm start's cubins kept: only the edited kernel
 
 
 def test_without_nvjitlink_the_ptx_goes_to_the_driver():

@@ -12,7 +12,7 @@ load_artifact(const std::string& payload, const std::string& entry, const target
 {
     auto result = std::make_shared<artifact>();
     const jit::compiled_code code = jit::unpack(payload);
-    jit::remember_parts(code);
+    jit::remember_parts(code, kernels);
     for (const jit::device_image& image : code.images)
     {
         result->kernels.push_back(launch::load_kernel(image, kernels, device));

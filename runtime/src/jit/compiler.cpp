@@ -106,7 +106,7 @@ std::string compile(const ir::module& m, const target& kernels, std::string* llv
     return pack(code);
 }
 
-void remember_parts(const compiled_code& code)
+void remember_parts(const compiled_code& code, const target& kernels)
 {
     for (std::size_t i = 0; i < code.host_objects.size() && i < code.host_digests.size(); ++i)
     {
@@ -115,6 +115,10 @@ void remember_parts(const compiled_code& code)
     for (const device_image& image : code.images)
     {
         part_memo::instance().remember(image.digest, image.code);
+        if (kernels.kind == target_kind::nvptx)
+        {
+            remember_cubin(image.digest, kernels.cpu, image.binary);
+        }
     }
 }
 

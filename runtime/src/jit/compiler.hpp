@@ -19,9 +19,10 @@ namespace flyrt::jit
 std::string compile(const ir::module& m, const target& kernels, std::string* llvm_ir_out = nullptr);
 
 // Keeps a loaded payload's parts (one compiled by another process, from the
-// disk cache) for this process's compiles: after a warm start, an edit
-// recompiles only the parts whose IR it changed.
-void remember_parts(const compiled_code& code);
+// disk cache, for `kernels`) for this process's compiles, with the kernels'
+// cubins: after a warm start, an edit recompiles (and assembles) only the
+// parts whose IR it changed.
+void remember_parts(const compiled_code& code, const target& kernels);
 
 // Functions compiled, and reused from an earlier compile, in this process.
 part_counts compiled_part_counts();

@@ -129,6 +129,11 @@ part_memo& assembled_cubins()
     return memo;
 }
 
+std::string cubin_key(const std::string& ptx_digest, const std::string& arch, const std::string& library_path)
+{
+    return ptx_digest.empty() ? "" : ptx_digest + '\0' + arch + '\0' + library_path;
+}
+
 } // namespace
 
 void set_ptx_assembler_path(const std::string& path)
@@ -164,8 +169,17 @@ std::string assemble_ptx(const std::string& ptx, const std::string& ptx_digest, 
     {
         return "";
     }
-    const std::string key = ptx_digest.empty() ? "" : ptx_digest + '\0' + arch + '\0' + assembler->path();
+    const std::string key = cubin_key(ptx_digest, arch, assembler->path());
     return assembled_cubins().memoized(key, [&] { return assembler->assemble(ptx, arch); }).code;
+}
+
+void remember_cubin(const std::string& ptx_digest, const std::string& arch, const std::string& cubin)
+{
+    const std::string path = ptx_assembler_path();
+    if (!path.empty() && !cubin.empty() && !ptx_digest.empty())
+    {
+        assembled_cubins().remember(cubin_key(ptx_digest, arch, path), cubin);
+    }
 }
 
 part_counts assembled_cubin_counts()

@@ -31,6 +31,11 @@ std::string ptx_assembler_problem();
 // whose PTX is the same.
 std::string assemble_ptx(const std::string& ptx, const std::string& ptx_digest, const std::string& arch);
 
+// Keeps `cubin`, which the library set now assembled from the PTX of
+// `ptx_digest` for `arch` in another process (a payload from the disk cache,
+// whose key names the library), for this process's next assemble of that PTX.
+void remember_cubin(const std::string& ptx_digest, const std::string& arch, const std::string& cubin);
+
 // (cubins assembled, cubins an earlier assemble of this process made).
 part_counts assembled_cubin_counts();
 
