@@ -470,7 +470,9 @@ def _source_tree(fn):
     except OSError as error:
         raise OSError(f"flyrt needs the source of {fn.__qualname__} ({fn.__code__.co_filename}) to trace it: "
                       "define kernels in a file or a notebook cell") from error
-    source = textwrap.dedent("".join(lines))
+    # Parsed at its own line (blank lines before it): the tree's lines are the file's, with no pass over
+    # the tree to shift them after.
+    source = "\n" * (first_line - 1) + textwrap.dedent("".join(lines))
     try:
         node = ast.parse(source).body[0]
     except SyntaxError:
@@ -493,7 +495,8 @@ def _is_the_definition_of(node, code, first_line, line_count):
     line may still parse). A body edited in place, its lines and parameters kept, is not seen here."""
     if not isinstance(node, ast.FunctionDef) or node.name != code.co_name:
         return False
-    if min([node.lineno] + [d.lineno for d in node.decorator_list]) != 1:  # (3.13's inspect skips blank lines)
+    # (3.13's inspect skips blank lines)
+    if min([node.lineno] + [d.lineno for d in node.decorator_list]) != first_line:
         return False
     arguments = node.args
     names = [a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)]
@@ -522,7 +525,6 @@ def rewritten_code(fn):
         return cached
     node, source, first_line = _source_tree(fn)
     node = _Rewriter(source).visit(node)
-    ast.increment_lineno(node, first_line - 1)  # after the rewrite, whose texts read the source by position
     # Wrap in a factory whose locals stand for the original free variables,
     # so the new code's free variables resolve to the original cells. The
     # definition takes a name of its own there: under the user's, a function
