@@ -177,7 +177,7 @@ def _function(name, params, body, returns, node):
     result = ast.Return(value=_names_tuple(returns, node, ast.Load))
     body = list(body) + [ast.copy_location(result, node)]
     fn = ast.FunctionDef(name=name, args=args, body=body, decorator_list=[], returns=None)
-    return ast.fix_missing_locations(ast.copy_location(fn, node))
+    return ast.copy_location(fn, node)  # its parts' places: rewritten_code's one pass over the whole tree
 
 
 def _assign(names, value, node):
@@ -339,11 +339,11 @@ class _Rewriter(ast.NodeTransformer):
         cond_args = ast.arguments(
             posonlyargs=[], args=[ast.arg(arg=n) for n in names], kwonlyargs=[], kw_defaults=[], defaults=[]
         )
-        cond_fn = ast.fix_missing_locations(ast.copy_location(
+        cond_fn = ast.copy_location(
             ast.FunctionDef(name=cond_name, args=cond_args,
                             body=[ast.copy_location(ast.Return(value=node.test), node)],
                             decorator_list=[], returns=None),
-            node))
+            node)
         body_fn = _function(body_name, names, node.body, names, node)
         call = _call(
             "while_",
