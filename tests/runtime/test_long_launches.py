@@ -58,7 +58,9 @@ def test_other_python_threads_run_during_a_launch():
     stop.set()
     thread.join()
     during = [t for t in ticks if begin < t < end]
-    assert len(during) > 0.5 * (end - begin) / 0.01, f"{len(during)} ticks in {end - begin:.2f} s"
+    # Holding the GIL, the launch would leave the ticker one tick at most; a loaded machine (two test
+    # workers on two cores) gives it far fewer than the 100 a second of an idle one, not none.
+    assert len(during) >= 10, f"{len(during)} ticks in {end - begin:.2f} s"
 
 
 def test_an_interrupt_stops_a_long_launch_soon_and_the_launcher_still_works(ctrl_c):
