@@ -6,7 +6,6 @@ PTX; a library that cannot assemble is one warning and the PTX path; unset,
 nothing is assembled. (tests/gpu loads both kinds.)"""
 
 import json
-import os
 import struct
 import subprocess
 import sys
@@ -25,6 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "notebooks"))
 
 from kernels.vector_add import vector_add  # noqa: E402
 from test_invalidation import TWO_KERNELS, make_module  # noqa: E402,F401  (make_module: a fixture)
+from test_warm_start import child_env  # noqa: E402
 
 EM_CUDA = 190
 
@@ -117,9 +117,7 @@ def test_after_a_warm_start_a_helper_edit_assembles_only_the_kernel_it_changed(a
     `uses_helper` and reuses `doubles`' cubin (it assembled both before the payload kept them)."""
     (tmp_path / "two_kernels.py").write_text("import flyrt.compiler as flyc\nimport flyrt.expr as fx\n" + TWO_KERNELS)
     (tmp_path / "warm_edit.py").write_text(WARM_EDIT)
-    path = os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")]))
-    env = dict(os.environ, FLYDSL_RUNTIME_ENABLE_CACHE="1", FLYDSL_RUNTIME_CACHE_DIR=str(tmp_path / "cache"),
-               PYTHONPATH=path, PYTHONDONTWRITEBYTECODE="1")
+    env = child_env(tmp_path)
 
     def run(step):
         done = subprocess.run([sys.executable, str(tmp_path / "warm_edit.py"), str(step)], env=env, capture_output=True,
