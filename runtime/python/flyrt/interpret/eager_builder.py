@@ -377,10 +377,11 @@ class EagerBuilder:
         float32, summed in order of k."""
         thread = self._gpu("fx.mma")
         fragments = thread.exchange("fx.mma", (a, b))
+        pack = _pack(fp8)
         if layout == _core.MMALayout.wave:
             lanes, steps, a_at, b_at = 64, 16, _wave_a_at, _wave_b_at
         else:
-            lanes, steps, a_at, b_at = 32, 8 * _pack(fp8), _warp_a_at(_pack(fp8)), _warp_b_at(_pack(fp8))
+            lanes, steps, a_at, b_at = 32, 8 * pack, _warp_a_at(pack), _warp_b_at(pack)
         tid = thread.linear
         lane = tid % lanes
         group = tid - lane
@@ -388,7 +389,7 @@ class EagerBuilder:
         def element(which, at):
             holder, index = group + at[0], at[1]
             fragment = fragments[holder][which] if 0 <= holder < len(fragments) else (a, b)[which]
-            if _pack(fp8) == 4:
+            if pack == 4:
                 return fp8_values.dequantize(np.asarray(fragment[index], np.uint8), fp8.name)[()]
             return np.float32(fragment[index])
 
