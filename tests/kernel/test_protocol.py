@@ -432,6 +432,45 @@ def test_an_interrupt_sent_right_after_execute_stops_that_cell(fresh_kernel):
     assert of_type(outputs, "execute_result")[0]["data"]["text/plain"] == "2"
 
 
+SLOW_CALLBACK = """
+import time, xflydsl_shell
+def slow(code):
+    if "# slow" in code:
+        print("in the callback", flush=True)
+        time.sleep(20)
+"""
+
+
+@pytest.mark.parametrize("registration", [
+    "get_ipython().events.register('pre_run_cell', lambda info: slow(info.raw_cell))",
+    "get_ipython().events.register('post_run_cell', lambda result: slow(result.info.raw_cell))",
+    "xflydsl_shell.hooks.register_after_cell(lambda code, succeeded: slow(code))",
+], ids=["pre_run_cell", "post_run_cell", "after-cell hook"])
+def test_an_interrupt_in_a_callback_around_the_cell_stops_the_request(fresh_kernel, registration):
+    # IPython reports an interrupt in an event callback and goes on, and the kernel's own hooks
+    # dropped it: the cell ran to its end, its reply said "ok" and the cells queued after it ran.
+    fresh_kernel.execute(SLOW_CALLBACK)
+    fresh_kernel.execute(registration)
+    cell = fresh_kernel.kc.execute("print('the cell ran')  # slow")
+    queued = fresh_kernel.kc.execute("queued = 1")
+    seen = []
+    while not any("in the callback" in m["content"].get("text", "") for m in seen):
+        seen.append(fresh_kernel.kc.get_iopub_msg(timeout=30))
+    fresh_kernel.km.interrupt_kernel()
+    interrupted = fresh_kernel.kc.get_shell_msg(timeout=10)
+    assert interrupted["parent_header"]["msg_id"] == cell
+    assert interrupted["content"]["status"] == "error", interrupted["content"]
+    assert interrupted["content"]["ename"] == "KeyboardInterrupt"
+    aborted = fresh_kernel.kc.get_shell_msg(timeout=10)
+    assert aborted["parent_header"]["msg_id"] == queued
+    assert aborted["content"]["status"] in ("aborted", "error")  # xeus 2.4.1 says "error"
+    if "pre_run_cell" in registration:
+        assert "the cell ran" not in fresh_kernel.stdout(seen + fresh_kernel.drain_iopub())
+    time.sleep(0.3)  # xeus aborts what arrives within 50 ms of its last abort
+    _, outputs = fresh_kernel.execute("'queued' in globals()")
+    assert of_type(outputs, "execute_result")[0]["data"]["text/plain"] == "False"
+
+
 def test_a_kernel_started_with_sigint_ignored_is_still_interruptible():
     """A client started in the background by a shell (`jupyter lab &`, a CI
     job's `cmd &`) passes SIGINT ignored to its kernels, and CPython keeps an

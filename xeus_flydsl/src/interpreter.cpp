@@ -144,6 +144,13 @@ nl::json interpreter::execute_request_impl(int execution_counter,
     }
     m_gate.open();
     nl::json reply;
+    // Raised outside the user's code (an interrupt in the kernel's own hooks or
+    // between two statements of the shell), so IPython did not report it.
+    const auto stopped_by = [&](const py::error_already_set& error)
+    {
+        reply = error_reply(py::str(error.type().attr("__name__")), py::str(error.value()));
+        publish_error(reply["ename"], reply["evalue"], reply["traceback"]);
+    };
     {
         sigint_window interruptible(request_sent(parent_header()));
         try
@@ -158,13 +165,23 @@ nl::json interpreter::execute_request_impl(int execution_counter,
         }
         catch (py::error_already_set& error)
         {
-            // Raised outside the user's code (e.g. an interrupt between two
-            // statements of the shell), so IPython did not report it.
-            reply = error_reply(py::str(error.type().attr("__name__")), py::str(error.value()));
-            publish_error(reply["ename"], reply["evalue"], reply["traceback"]);
+            stopped_by(error);
         }
         const bool succeeded = reply.value("status", "error") == "ok";
-        call_facade("run_after_cell_hooks", py::make_tuple(code, succeeded));
+        try
+        {
+            m_facade.attr("run_after_cell_hooks")(code, succeeded);
+        }
+        catch (py::error_already_set& error)
+        {
+            // Only an interrupt leaves the hooks (they report their own errors):
+            // it came while this request was served, so the request stops, and
+            // a client's queue of cells with it. The next cell's hooks redo the work.
+            if (succeeded)
+            {
+                stopped_by(error);
+            }
+        }
     }
     m_output->flush();
     m_gate.close();

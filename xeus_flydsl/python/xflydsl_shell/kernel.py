@@ -98,12 +98,15 @@ class KernelFacade:
         shell.last_error = None
         try:
             result = shell.run_cell(code, store_history=store_history, silent=silent)
+            error = result.error_before_exec or result.error_in_exec
+        except KeyboardInterrupt as interrupt:  # in a post-cell callback: the cell ran, the request stops
+            shell.showtraceback()
+            error = interrupt
         finally:
             self.debugger.after_cell()
 
         payload = shell.payload_manager.read_payload()
         shell.payload_manager.clear_payload()
-        error = result.error_before_exec or result.error_in_exec
         if error is not None:
             return self._error_reply(error, shell.take_last_error(), silent)
         return {

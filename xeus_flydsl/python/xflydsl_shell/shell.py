@@ -10,10 +10,13 @@ synchronously, so cells run through IPython's own synchronous ``run_cell``
 import sys
 
 from IPython.core.async_helpers import _asyncio_runner
+from IPython.core.events import available_events
 from IPython.core.interactiveshell import InteractiveShell
 from xeus_python_shell.compiler import XCachingCompiler
 from xeus_python_shell.display import XDisplayHook, XDisplayPublisher
 from xeus_python_shell.shell import XPythonShell
+
+from .interruptible_events import InterruptibleEvents
 
 
 class FlyShell(XPythonShell):
@@ -23,6 +26,12 @@ class FlyShell(XPythonShell):
     # does not have; IPython's own runner starts one only for async cells.
     loop_runner = staticmethod(_asyncio_runner)
     run_cell_async = InteractiveShell.run_cell_async
+
+    def init_events(self):
+        super().init_events()
+        events = InterruptibleEvents(self, available_events)
+        events.callbacks = self.events.callbacks  # IPython's own, registered by super()
+        self.events = events
 
     def init_history(self):
         # Parallel kernels must not fight over ~/.ipython's sqlite file.
