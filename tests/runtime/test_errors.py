@@ -8,6 +8,7 @@ import pytest
 
 import flyrt.compiler as flyc
 import flyrt.expr as fx
+from kernels_for_tests import HELPER_MODULE_SOURCE
 
 HERE = __file__
 
@@ -187,27 +188,9 @@ def test_a_file_edited_on_disk_since_its_import_is_not_traced_in_place_of_the_lo
     functions after its import had the launcher trace whatever text sat at their old lines (the kernel's
     body as the launcher's). The user is told to reload; after a reload the edited file runs."""
     import importlib
-    import textwrap
 
     monkeypatch.syspath_prepend(str(tmp_path))
-    source = textwrap.dedent("""
-        import flyrt.compiler as flyc
-        import flyrt.expr as fx
-
-
-        def twice(v):
-            return v * 2.0
-
-
-        @flyc.kernel
-        def _k(x: fx.Tensor, out: fx.Tensor):
-            out[fx.thread_idx.x] = twice(x[fx.thread_idx.x])
-
-
-        @flyc.jit
-        def run(x: fx.Tensor, out: fx.Tensor):
-            _k(x, out).launch(block=(4,))
-        """)
+    source = HELPER_MODULE_SOURCE
     name = "lines_added" if edit == "lines added above" else "lines_removed"
     path = tmp_path / f"{name}.py"
     path.write_text(source)

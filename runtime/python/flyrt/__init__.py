@@ -11,7 +11,10 @@ from ._version import __version__
 from .drivers.cuda import synchronize
 from .drivers.targets import arch_from_environment, set_compile_only, set_target
 from .interpret import set_interpret
+from .frontend import ast_rewrite
 from .runtime import disk_cache
+
+ast_rewrite.keep_rewrites_in(disk_cache.load_rewritten_code, disk_cache.store_rewritten_code)
 
 __all__ = ["__version__", "bounds_checks", "clear_disk_cache", "disk_cache_info", "set_bounds_checks",
            "set_compile_only", "set_interpret", "set_target", "synchronize"]

@@ -19,14 +19,20 @@ condition there raises a clear error), except the early-exit pattern
 `if cond: return` at function level, which becomes an if/else.
 
 A pure transform of code, importing nothing of flyrt: rewriting.py binds
-the rewritten code to the modules its calls reach.
+the rewritten code to the modules its calls reach, and flyrt's package keeps
+it in the disk cache (keep_rewrites_in), so that a new process's first trace
+of an unedited function skips the rewrite.
 """
 
 import ast
+import hashlib
+import importlib.util
 import inspect
+import marshal
 import re
 import textwrap
 import types
+from pathlib import Path
 
 RUNTIME = "__flyrt_control_flow__"
 READS = "__flyrt_reads__"
@@ -462,7 +468,8 @@ class SourceChangedError(OSError):
     OSError, as no source at all is: a helper called while tracing then runs as loaded, not rewritten."""
 
 
-def _source_tree(fn):
+def _source(fn):
+    """The text of `fn`'s definition, parsed where it stands: (source, first line, line count)."""
     try:
         # The code object, not the function: inspect would follow __wrapped__
         # (functools.wraps) to another function's source.
@@ -470,43 +477,54 @@ def _source_tree(fn):
     except OSError as error:
         raise OSError(f"flyrt needs the source of {fn.__qualname__} ({fn.__code__.co_filename}) to trace it: "
                       "define kernels in a file or a notebook cell") from error
+    if fn.__code__.co_name == "<lambda>":
+        raise TypeError(f"{fn.__qualname__} is not a plain function definition")
     # Parsed at its own line (blank lines before it): the tree's lines are the file's, with no pass over
     # the tree to shift them after.
-    source = "\n" * (first_line - 1) + textwrap.dedent("".join(lines))
+    return "\n" * (first_line - 1) + textwrap.dedent("".join(lines)), first_line, len(lines)
+
+
+def _definition(fn, source):
+    """The definition's tree, and what ties it to the code Python runs (_signature)."""
     try:
         node = ast.parse(source).body[0]
     except SyntaxError:
         node = None
-    if fn.__code__.co_name == "<lambda>" or isinstance(node, ast.AsyncFunctionDef):
+    if isinstance(node, ast.AsyncFunctionDef):
         raise TypeError(f"{fn.__qualname__} is not a plain function definition")
-    if not _is_the_definition_of(node, fn.__code__, first_line, len(lines)):
-        raise SourceChangedError(
-            f"flyrt: the source of {fn.__qualname__} in {fn.__code__.co_filename} changed on disk since it was "
-            f"loaded (line {first_line} no longer holds the definition Python runs): reload its module "
-            "(importlib.reload, or re-run its cell) and call again")
-    node.decorator_list = []
-    return node, source, first_line
+    signature = _signature(node)
+    if signature is not None:
+        node.decorator_list = []
+    return node, signature
 
 
-def _is_the_definition_of(node, code, first_line, line_count):
-    """Whether the parsed definition is the one `code` was compiled from: its name, parameters and lines.
-    inspect reads the file as it is now: one edited since its module was imported would be traced in place
-    of the code Python runs (lines added or removed above shift the definition; the text found at its old
-    line may still parse). A body edited in place, its lines and parameters kept, is not seen here."""
-    if not isinstance(node, ast.FunctionDef) or node.name != code.co_name:
-        return False
-    # (3.13's inspect skips blank lines)
-    if min([node.lineno] + [d.lineno for d in node.decorator_list]) != first_line:
-        return False
+def _signature(node):
+    """(name, first line with its decorators, parameter names) of a definition; None if it is not one."""
+    if not isinstance(node, ast.FunctionDef):
+        return None
     arguments = node.args
     names = [a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)]
     names += [a.arg for a in (arguments.vararg, arguments.kwarg) if a is not None]
-    if tuple(names) != code.co_varnames[:len(names)]:
-        return False
+    return node.name, min([node.lineno] + [d.lineno for d in node.decorator_list]), tuple(names)
+
+
+def _check_is_the_definition_of(fn, signature, first_line, line_count):
+    """Whether the definition found is the one `fn`'s code was compiled from: its name, parameters and lines.
+    inspect reads the file as it is now: one edited since its module was imported would be traced in place
+    of the code Python runs (lines added or removed above shift the definition; the text found at its old
+    line may still parse). A body edited in place, its lines and parameters kept, is not seen here."""
+    code = fn.__code__
+    # (3.13's inspect skips blank lines)
+    same = signature is not None and signature[:2] == (code.co_name, first_line) and (
+        signature[2] == code.co_varnames[:len(signature[2])])
     # (Not the names the code reads: import hooks such as pytest's assertion rewriting compile other text
     # than the file's.)
     lines = [line for *_, line in code.co_lines() if line is not None]
-    return not lines or first_line <= min(lines) <= max(lines) < first_line + line_count
+    if not same or lines and not first_line <= min(lines) <= max(lines) < first_line + line_count:
+        raise SourceChangedError(
+            f"flyrt: the source of {fn.__qualname__} in {code.co_filename} changed on disk since it was "
+            f"loaded (line {first_line} no longer holds the definition Python runs): reload its module "
+            "(importlib.reload, or re-run its cell) and call again")
 
 
 _DEFINED = "__fly_function"  # what the rewritten definition is called in its factory
@@ -517,13 +535,69 @@ _DEFINED = "__fly_function"  # what the rewritten definition is called in its fa
 _rewritten = {}
 _REWRITTEN_KEPT = 4096  # the latest; a session's edits stay bounded
 
+# How rewritten code is kept across processes (keep_rewrites_in), and what
+# makes one rewrite differ from another besides the function: this file's
+# text and the bytecode's format.
+_kept_in = None
+_REWRITER = hashlib.sha256(Path(__file__).read_bytes() + importlib.util.MAGIC_NUMBER).hexdigest()
+
+
+def keep_rewrites_in(load, store):
+    """Keep rewritten code across processes through ``load(key)`` (bytes or
+    None) and ``store(key, bytes)``: a process's first trace of a function
+    rewritten before skips the parse, the rewrite and the compile."""
+    global _kept_in
+    _kept_in = (load, store)
+
 
 def rewritten_code(fn):
     code = fn.__code__
     cached = _rewritten.get((code, code.co_filename))
     if cached is not None:
         return cached
-    node, source, first_line = _source_tree(fn)
+    source, first_line, line_count = _source(fn)
+    new_code, key = None, None
+    if _kept_in is not None:
+        key = _key(code, source)
+        new_code, signature = _unpacked(_kept_in[0](key))
+    if new_code is None:
+        node, signature = _definition(fn, source)
+        _check_is_the_definition_of(fn, signature, first_line, line_count)
+        new_code = _compiled(node, source, code)
+        if key is not None:
+            _kept_in[1](key, marshal.dumps((signature, new_code)))
+    else:
+        _check_is_the_definition_of(fn, signature, first_line, line_count)
+    if len(_rewritten) >= _REWRITTEN_KEPT:
+        del _rewritten[next(iter(_rewritten))]
+    _rewritten[code, code.co_filename] = new_code
+    return new_code
+
+
+def _key(code, source):
+    """What the rewrite of `code` from `source` depends on: the text, the file and names it is compiled
+    under, the free variables its factory declares (the same text closes over other names in another
+    scope), the rewriter and the bytecode's format."""
+    parts = (_REWRITER, code.co_filename, code.co_name, getattr(code, "co_qualname", ""),
+             " ".join(code.co_freevars), source)
+    return hashlib.sha256("\0".join(parts).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _unpacked(payload):
+    """(rewritten code, signature) from a kept entry; (None, None) if there is none or it is not one
+    (the store checks its entries' integrity; this, that they hold what this code stores)."""
+    if payload is None:
+        return None, None
+    try:
+        signature, new_code = marshal.loads(payload)
+    except (EOFError, ValueError, TypeError):
+        return None, None
+    if not isinstance(new_code, types.CodeType):
+        return None, None
+    return new_code, signature
+
+
+def _compiled(node, source, code):
     node = _Rewriter(source).visit(node)
     # Wrap in a factory whose locals stand for the original free variables,
     # so the new code's free variables resolve to the original cells. The
@@ -545,12 +619,8 @@ def rewritten_code(fn):
     factory_code = next(c for c in compiled.co_consts if isinstance(c, types.CodeType))
     new_code = next(c for c in factory_code.co_consts if isinstance(c, types.CodeType) and c.co_name == _DEFINED)
     # Code objects carry a qualified name from CPython 3.11 on; 3.10's tracebacks show co_name alone.
-    new_code = _renamed(new_code, getattr(new_code, "co_qualname", None), getattr(code, "co_qualname", None),
-                        code.co_name)
-    if len(_rewritten) >= _REWRITTEN_KEPT:
-        del _rewritten[next(iter(_rewritten))]
-    _rewritten[code, code.co_filename] = new_code
-    return new_code
+    return _renamed(new_code, getattr(new_code, "co_qualname", None), getattr(code, "co_qualname", None),
+                    code.co_name)
 
 
 def _renamed(code, old, new, name):

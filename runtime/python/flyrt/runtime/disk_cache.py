@@ -77,8 +77,12 @@ def unavailable(what, path, error):
                       "memory for this process", CacheUnavailableWarning, stacklevel=3)
 
 
-def _path(key):
-    return os.path.join(directory(), key[:2], key + ".obj")
+_OBJECT = ".obj"
+_CODE = ".code"  # Python code the frontend rewrote (frontend/ast_rewrite.py), beside the objects compiled from it
+
+
+def _path(key, kind=_OBJECT):
+    return os.path.join(directory(), key[:2], key + kind)
 
 
 def load(key):
@@ -86,6 +90,17 @@ def load(key):
     payload = _read(key)
     _counts["hits" if payload is not None else "misses"] += 1
     return payload
+
+
+def load_rewritten_code(key):
+    """The frontend's rewritten code stored under `key` while the cache is on
+    (frontend/ast_rewrite.keep_rewrites_in), or None; not a compiled object's lookup."""
+    return _read(key, _CODE) if enabled() else None
+
+
+def store_rewritten_code(key, payload):
+    if enabled():
+        store(key, payload, _CODE)
 
 
 def read_trusted(path, warn=True):
@@ -109,8 +124,8 @@ def read_trusted(path, warn=True):
     return data
 
 
-def _read(key):
-    path = _path(key)
+def _read(key, kind=_OBJECT):
+    path = _path(key, kind)
     data = read_trusted(path)
     if data is None:
         return None
@@ -133,11 +148,11 @@ def _read(key):
     return payload
 
 
-def store(key, payload):
+def store(key, payload, kind=_OBJECT):
     """Stores `payload` under `key`; a failure is a warning, never an error."""
     if not cache_trust.directory_usable(directory()):
         return
-    path = _path(key)
+    path = _path(key, kind)
     temporary = None
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -168,7 +183,7 @@ def _files():
     found = []
     for folder, _, names in os.walk(directory()):
         for name in names:
-            if name.endswith((".obj", ".json")):
+            if name.endswith((_OBJECT, _CODE, ".json")):
                 path = os.path.join(folder, name)
                 with contextlib.suppress(OSError):
                     info = os.stat(path)
@@ -196,7 +211,7 @@ def stats():
     """The cache as this process sees it: where, whether on, what it holds, and
     this process's hits and misses."""
     files = _files()
-    return CacheStats(directory(), enabled(), sum(1 for *_, p in files if p.endswith(".obj")),
+    return CacheStats(directory(), enabled(), sum(1 for *_, p in files if p.endswith(_OBJECT)),
                       sum(size for _, size, _ in files), max_bytes(), _counts["hits"], _counts["misses"])
 
 
