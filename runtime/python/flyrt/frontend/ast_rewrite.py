@@ -469,7 +469,8 @@ class SourceChangedError(OSError):
 
 
 def _source(fn):
-    """The text of `fn`'s definition, parsed where it stands: (source, first line, line count)."""
+    """The text of `fn`'s definition, blank lines before it so that it parses at its own line:
+    (source, first line, line count)."""
     try:
         # The code object, not the function: inspect would follow __wrapped__
         # (functools.wraps) to another function's source.
@@ -509,8 +510,8 @@ def _signature(node):
 
 
 def _check_is_the_definition_of(fn, signature, first_line, line_count):
-    """Whether the definition found is the one `fn`'s code was compiled from: its name, parameters and lines.
-    inspect reads the file as it is now: one edited since its module was imported would be traced in place
+    """A SourceChangedError unless the definition found is the one `fn`'s code was compiled from: its name,
+    parameters and lines. inspect reads the file as it is now: one edited since its module was imported would be traced in place
     of the code Python runs (lines added or removed above shift the definition; the text found at its old
     line may still parse). A body edited in place, its lines and parameters kept, is not seen here."""
     code = fn.__code__
