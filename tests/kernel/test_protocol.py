@@ -432,12 +432,15 @@ def test_an_interrupt_sent_right_after_execute_stops_that_cell(fresh_kernel):
     assert of_type(outputs, "execute_result")[0]["data"]["text/plain"] == "2"
 
 
+# Sleeps in steps: an interrupt that lands between the print and a long sleep's system call
+# (the client is quick to answer the print) would wait for that sleep's end.
 SLOW_CALLBACK = """
 import time, xflydsl_shell
 def slow(code):
     if "# slow" in code:
         print("in the callback", flush=True)
-        time.sleep(20)
+        for _ in range(400):
+            time.sleep(0.05)
 """
 
 
@@ -457,10 +460,9 @@ def test_an_interrupt_in_a_callback_around_the_cell_stops_the_request(fresh_kern
     while not any("in the callback" in m["content"].get("text", "") for m in seen):
         seen.append(fresh_kernel.kc.get_iopub_msg(timeout=30))
     fresh_kernel.km.interrupt_kernel()
-    interrupted = fresh_kernel.kc.get_shell_msg(timeout=10)
+    interrupted = fresh_kernel.kc.get_shell_msg(timeout=30)  # past the callback's 20 s: a lost interrupt shows
     assert interrupted["parent_header"]["msg_id"] == cell
-    assert interrupted["content"]["status"] == "error", interrupted["content"]
-    assert interrupted["content"]["ename"] == "KeyboardInterrupt"
+    assert interrupted["content"].get("ename") == "KeyboardInterrupt", (interrupted["content"], fresh_kernel.drain_iopub())
     aborted = fresh_kernel.kc.get_shell_msg(timeout=10)
     assert aborted["parent_header"]["msg_id"] == queued
     assert aborted["content"]["status"] in ("aborted", "error")  # xeus 2.4.1 says "error"
