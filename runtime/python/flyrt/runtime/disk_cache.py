@@ -161,7 +161,8 @@ def store(key, payload, kind=_OBJECT):
             f.write(_MAGIC + cache_trust.seal(payload) + payload)
         os.replace(temporary, path)
         temporary = None
-        _bound(max_bytes())
+        if kind == _OBJECT:  # (a trace stores a function's code at a time: the next object's store bounds them too)
+            _bound(max_bytes())
     except BaseException as error:  # an interrupt too: no temporary file left behind
         if temporary is not None:
             with contextlib.suppress(OSError):
