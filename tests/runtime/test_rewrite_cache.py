@@ -20,7 +20,12 @@ DRIVER = textwrap.dedent("""
 
     rewrites = []
     compile_rewrite = ast_rewrite._compiled
-    ast_rewrite._compiled = lambda node, source, code: rewrites.append(code.co_name) or compile_rewrite(node, source, code)
+
+    def counted(node, source, code):
+        rewrites.append(code.co_name)
+        return compile_rewrite(node, source, code)
+
+    ast_rewrite._compiled = counted
     sys.path.insert(0, sys.argv[1])
     import kernels_mod
     if len(sys.argv) > 2:

@@ -511,9 +511,10 @@ def _signature(node):
 
 def _check_is_the_definition_of(fn, signature, first_line, line_count):
     """A SourceChangedError unless the definition found is the one `fn`'s code was compiled from: its name,
-    parameters and lines. inspect reads the file as it is now: one edited since its module was imported would be traced in place
-    of the code Python runs (lines added or removed above shift the definition; the text found at its old
-    line may still parse). A body edited in place, its lines and parameters kept, is not seen here."""
+    parameters and lines. inspect reads the file as it is now: one edited since its module was imported
+    would be traced in place of the code Python runs (lines added or removed above shift the definition;
+    the text found at its old line may still parse). A body edited in place, its lines and parameters
+    kept, is not seen here."""
     code = fn.__code__
     # (3.13's inspect skips blank lines)
     same = signature is not None and signature[:2] == (code.co_name, first_line) and (
